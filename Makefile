@@ -1,0 +1,134 @@
+# envctl - one GNU Makefile (git's style).  Quiet unless V=1.
+#
+#   make                 build envctl (and envctl-agent once it exists)
+#   make check           unit tests, then again under ASan+UBSan
+#   make install         PREFIX=/usr/local DESTDIR= BINDIR= MANDIR=
+#   make lint-layers     include rules between common/, agent/, controller/
+
+VERSION = 0.1.0
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+DATADIR ?= $(PREFIX)/share/envctl
+DESTDIR ?=
+
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+SANITIZE ?=
+
+ifeq ($(SANITIZE),)
+B = build
+SAN_FLAGS =
+else
+B = build/san
+SAN_FLAGS = -fsanitize=$(SANITIZE) -fno-omit-frame-pointer \
+	-fno-sanitize-recover=all
+endif
+
+WARN = -Wall -Wextra -Wformat=2 -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -Wvla -Werror
+CFLAGS ?= -O2 -g
+ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
+	$(WARN) $(CFLAGS) $(SAN_FLAGS) -I. -MMD -MP \
+	-DENVCTL_VERSION='"$(VERSION)"' -DENVCTL_DATADIR='"$(DATADIR)"'
+ALL_LDFLAGS = $(LDFLAGS) $(SAN_FLAGS)
+
+CTL_PKGS = libssh yaml-0.1 jansson libcrypto
+CTL_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(CTL_PKGS) 2>/dev/null)
+CTL_LIBS := $(shell $(PKG_CONFIG) --libs $(CTL_PKGS) 2>/dev/null) -lpthread
+CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
+CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
+
+ifeq ($(V),1)
+Q =
+QUIET_CC =
+QUIET_AR =
+QUIET_LINK =
+else
+Q = @
+QUIET_CC = @echo '   CC     ' $@;
+QUIET_AR = @echo '   AR     ' $@;
+QUIET_LINK = @echo '   LINK   ' $@;
+endif
+
+COMMON_SRC = $(wildcard common/*.c)
+CTL_SRC = $(filter-out controller/main.c,$(wildcard controller/*.c))
+TEST_SRC = $(wildcard tests/unit/check_*.c)
+
+COMMON_OBJ = $(COMMON_SRC:%.c=$(B)/%.o)
+CTL_OBJ = $(CTL_SRC:%.c=$(B)/%.o)
+TEST_BIN = $(TEST_SRC:tests/unit/%.c=$(B)/tests/%)
+TEST_HELPERS = $(B)/tests/testutil.o
+
+ENVCTL = $(B)/envctl
+
+all: $(ENVCTL)
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(CTL_CFLAGS) -c -o $@ $<
+
+$(B)/tests/%.o: tests/unit/%.c
+	@mkdir -p $(dir $@)
+	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(CTL_CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
+
+$(B)/libcommon.a: $(COMMON_OBJ)
+	$(QUIET_AR)rm -f $@ && ar rcs $@ $^
+
+$(B)/libcontroller.a: $(CTL_OBJ)
+	$(QUIET_AR)rm -f $@ && ar rcs $@ $^
+
+$(ENVCTL): $(B)/controller/main.o $(B)/libcontroller.a $(B)/libcommon.a
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(CTL_LIBS)
+
+$(B)/tests/check_%: $(B)/tests/check_%.o $(TEST_HELPERS) \
+    $(B)/libcontroller.a $(B)/libcommon.a
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(CTL_LIBS) $(CHECK_LIBS)
+
+# Unit tests find fixtures and the built program through these.
+TEST_ENV = ENVCTL_SRCDIR=$(CURDIR) ENVCTL_BIN=$(CURDIR)/$(ENVCTL) \
+	ENVCTL_FIXTURES=$(abspath $(CURDIR)/../shared/fixtures) \
+	CK_DEFAULT_TIMEOUT=60
+
+check-unit: $(ENVCTL) $(TEST_BIN)
+	$(Q)$(TEST_ENV) sh tests/run-unit $(TEST_BIN)
+
+check: lint-layers
+	$(Q)$(MAKE) --no-print-directory check-unit
+	$(Q)echo '== again under SANITIZE=address,undefined'
+	$(Q)ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	    $(MAKE) --no-print-directory SANITIZE=address,undefined check-unit
+
+# Includes go one way: controller -> common, agent -> common; common stands
+# alone and never sees libssh; only the transport module may include libssh.
+lint-layers:
+	$(Q)sh tests/lint-layers
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+	    $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(DATADIR)/playbooks
+	install -m 0755 $(ENVCTL) $(DESTDIR)$(BINDIR)/envctl
+	install -m 0644 docs/envctl.1 $(DESTDIR)$(MANDIR)/man1/envctl.1
+	install -m 0644 docs/envctl-inventory.5 docs/envctl-playbook.5 \
+	    $(DESTDIR)$(MANDIR)/man5/
+	install -m 0644 playbooks/*.yaml playbooks/*.tmpl \
+	    $(DESTDIR)$(DATADIR)/playbooks/
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/envctl $(DESTDIR)$(MANDIR)/man1/envctl.1 \
+	    $(DESTDIR)$(MANDIR)/man5/envctl-inventory.5 \
+	    $(DESTDIR)$(MANDIR)/man5/envctl-playbook.5
+	rm -rf $(DESTDIR)$(DATADIR)
+
+lint-man:
+	mandoc -Tlint -Wwarning docs/envctl.1 docs/envctl-inventory.5 \
+	    docs/envctl-playbook.5
+
+clean:
+	rm -rf build
+
+.PHONY: all check check-unit lint-layers lint-man install uninstall clean
+.SECONDARY:
+
+-include $(shell find build -name '*.d' 2>/dev/null)

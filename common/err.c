@@ -1,0 +1,227 @@
+/* err.c - the error record (see err.h). */
+#include "err.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "xmalloc.h"
+
+static const char *const names[] = {
+	"OK", "EUSAGE", "EPARSE", "EINVALID", "ENOTFOUND", "ESYS", "ECONNECT",
+	"EHOSTKEY", "EAUTH", "EREMOTE", "EPROBE", "ECHANGED", "EVERIFY",
+	"ETOOBIG", "ETIMEOUT", "ELOCKED", "EUNSUPPORTED", "EUNDEFINED",
+};
+
+const char *
+err_codename(int code)
+{
+	if (code > 0 || (size_t)-code >= sizeof(names) / sizeof(names[0]))
+		return "EUNKNOWN";
+	return names[-code];
+}
+
+static void
+one_release(struct err *e)
+{
+	free(e->host);
+	free(e->path);
+	free(e->msg);
+	memset(e, 0, sizeof(*e));
+}
+
+void
+err_release(struct err *err)
+{
+	struct err *e, *next;
+
+	if (err == NULL)
+		return;
+	for (e = err->next; e != NULL; e = next) {
+		next = e->next;
+		one_release(e);
+		free(e);
+	}
+	one_release(err);
+}
+
+static void
+fill(struct err *e, int code, int cause, const char *path, int line, int col,
+    const char *fmt, va_list ap)
+{
+	e->code = code;
+	e->cause = cause;
+	e->path = path != NULL ? xstrdup(path) : NULL;
+	e->line = line;
+	e->col = col;
+	e->msg = xvasprintf(fmt, ap);
+}
+
+int
+err_set(struct err *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL)
+		return code;
+	err_release(err);
+	va_start(ap, fmt);
+	fill(err, code, 0, NULL, 0, 0, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+int
+err_setat(struct err *err, int code, const char *path, int line, int col,
+    const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL)
+		return code;
+	err_release(err);
+	va_start(ap, fmt);
+	fill(err, code, 0, path, line, col, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+int
+err_errno(struct err *err, int code, int errnum, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL)
+		return code;
+	err_release(err);
+	va_start(ap, fmt);
+	fill(err, code, errnum, NULL, 0, 0, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+int
+err_vaddat(struct err *err, int code, const char *path, int line, int col,
+    const char *fmt, va_list ap)
+{
+	struct err *e;
+
+	if (err == NULL)
+		return code;
+	if (err->code == 0) {
+		err_release(err);
+		fill(err, code, 0, path, line, col, fmt, ap);
+		return code;
+	}
+	for (e = err; e->next != NULL; e = e->next)
+		;
+	e->next = xcalloc(1, sizeof(*e));
+	fill(e->next, code, 0, path, line, col, fmt, ap);
+	return code;
+}
+
+int
+err_addat(struct err *err, int code, const char *path, int line, int col,
+    const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	err_vaddat(err, code, path, line, col, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+void
+err_sethost(struct err *err, const char *host)
+{
+	struct err *e;
+
+	if (err == NULL || err->code == 0 || host == NULL)
+		return;
+	for (e = err; e != NULL; e = e->next)
+		if (e->host == NULL)
+			e->host = xstrdup(host);
+}
+
+void
+err_context(struct err *err, const char *fmt, ...)
+{
+	struct err *e;
+	va_list ap;
+	char *ctx, *msg;
+
+	if (err == NULL || err->code == 0)
+		return;
+	va_start(ap, fmt);
+	ctx = xvasprintf(fmt, ap);
+	va_end(ap);
+	for (e = err; e != NULL; e = e->next) {
+		msg = xasprintf("%s: %s", ctx, e->msg);
+		free(e->msg);
+		e->msg = msg;
+	}
+	free(ctx);
+}
+
+void
+err_move(struct err *dst, struct err *src)
+{
+	struct err *e, *copy;
+
+	if (src == NULL || src->code == 0)
+		return;
+	if (dst == NULL) {
+		err_release(src);
+		return;
+	}
+	if (dst->code == 0) {
+		err_release(dst);
+		*dst = *src;
+		memset(src, 0, sizeof(*src));
+		return;
+	}
+	for (e = dst; e->next != NULL; e = e->next)
+		;
+	copy = xmalloc(sizeof(*copy));
+	*copy = *src;
+	e->next = copy;
+	memset(src, 0, sizeof(*src));
+}
+
+int
+err_count(const struct err *err)
+{
+	int n = 0;
+
+	if (err == NULL || err->code == 0)
+		return 0;
+	for (; err != NULL; err = err->next)
+		n++;
+	return n;
+}
+
+void
+err_format(const struct err *err, struct buf *out)
+{
+	const struct err *e;
+
+	if (err == NULL || err->code == 0)
+		return;
+	for (e = err; e != NULL; e = e->next) {
+		if (e->host != NULL)
+			buf_addf(out, "%s: ", e->host);
+		if (e->path != NULL) {
+			buf_addstr(out, e->path);
+			if (e->line > 0)
+				buf_addf(out, ":%d", e->line);
+			if (e->line > 0 && e->col > 0)
+				buf_addf(out, ":%d", e->col);
+			buf_addstr(out, ": ");
+		}
+		buf_addstr(out, e->msg != NULL ? e->msg : err_codename(e->code));
+		if (e->cause != 0)
+			buf_addf(out, ": %s", strerror(e->cause));
+		buf_addch(out, '\n');
+	}
+}
