@@ -17,10 +17,10 @@ PKG_CONFIG ?= pkg-config
 SANITIZE ?=
 
 ifeq ($(SANITIZE),)
-B = build
+B ?= build
 SAN_FLAGS =
 else
-B = build/san
+B ?= build/san
 SAN_FLAGS = -fsanitize=$(SANITIZE) -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
 endif
@@ -93,6 +93,11 @@ TEST_ENV = ENVCTL_SRCDIR=$(CURDIR) ENVCTL_BIN=$(CURDIR)/$(ENVCTL) \
 check-unit: $(ENVCTL) $(TEST_BIN)
 	$(Q)$(TEST_ENV) sh tests/run-unit $(TEST_BIN)
 
+# Runs the suites without linking envctl, e.g. one module on its own:
+#   make B=build/x CTL_SRC=controller/diff.c TEST_SRC=tests/unit/check_diff.c check-only
+check-only: $(TEST_BIN)
+	$(Q)$(TEST_ENV) sh tests/run-unit $(TEST_BIN)
+
 check: lint-layers
 	$(Q)$(MAKE) --no-print-directory check-unit
 	$(Q)echo '== again under SANITIZE=address,undefined'
@@ -128,7 +133,7 @@ lint-man:
 clean:
 	rm -rf build
 
-.PHONY: all check check-unit lint-layers lint-man install uninstall clean
+.PHONY: all check check-unit check-only lint-layers lint-man install uninstall clean
 .SECONDARY:
 
 -include $(shell find build -name '*.d' 2>/dev/null)
