@@ -87,11 +87,16 @@ $(B)/tests/check_%: $(B)/tests/check_%.o $(TEST_HELPERS) \
 
 # Unit tests find fixtures and the built program through these.
 TEST_ENV = ENVCTL_SRCDIR=$(CURDIR) ENVCTL_BIN=$(CURDIR)/$(ENVCTL) \
+	ENVCTL_PLAYBOOK_PATH=$(CURDIR)/playbooks \
 	ENVCTL_FIXTURES=$(abspath $(CURDIR)/../shared/fixtures) \
 	CK_DEFAULT_TIMEOUT=60
 
 check-unit: $(ENVCTL) $(TEST_BIN)
 	$(Q)$(TEST_ENV) sh tests/run-unit $(TEST_BIN)
+
+# End-to-end scenarios against real sshd test hosts (needs root).
+check-e2e: $(ENVCTL)
+	$(Q)$(TEST_ENV) tests/e2e/run
 
 # Runs the suites without linking envctl, e.g. one module on its own:
 #   make B=build/x CTL_SRC=controller/diff.c TEST_SRC=tests/unit/check_diff.c check-only
@@ -100,6 +105,7 @@ check-only: $(TEST_BIN)
 
 check: lint-layers
 	$(Q)$(MAKE) --no-print-directory check-unit
+	$(Q)$(MAKE) --no-print-directory check-e2e
 	$(Q)echo '== again under SANITIZE=address,undefined'
 	$(Q)ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -126,14 +132,15 @@ uninstall:
 	    $(DESTDIR)$(MANDIR)/man5/envctl-playbook.5
 	rm -rf $(DESTDIR)$(DATADIR)
 
+MAN = docs/envctl.1 docs/envctl-inventory.5 docs/envctl-playbook.5
+
 lint-man:
-	mandoc -Tlint -Wwarning docs/envctl.1 docs/envctl-inventory.5 \
-	    docs/envctl-playbook.5
+	$(Q)mandoc -Tlint -Wwarning $(MAN) && echo "lint-man: ok"
 
 clean:
 	rm -rf build
 
-.PHONY: all check check-unit check-only lint-layers lint-man install uninstall clean
+.PHONY: all check check-unit check-e2e check-only lint-layers lint-man install uninstall clean
 .SECONDARY:
 
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -133,6 +133,22 @@ err_addat(struct err *err, int code, const char *path, int line, int col,
 }
 
 void
+err_setpos(struct err *err, const char *path, int line, int col)
+{
+	struct err *e;
+
+	if (err == NULL || err->code == 0 || path == NULL)
+		return;
+	for (e = err; e != NULL; e = e->next) {
+		if (e->path != NULL)
+			continue;
+		e->path = xstrdup(path);
+		e->line = line;
+		e->col = col;
+	}
+}
+
+void
 err_sethost(struct err *err, const char *host)
 {
 	struct err *e;

@@ -69,6 +69,8 @@ int	err_addat(struct err *err, int code, const char *path, int line,
 int	err_vaddat(struct err *err, int code, const char *path, int line,
 	    int col, const char *fmt, va_list ap)
 	    __attribute__((format(printf, 6, 0)));
+/* Sets the position on every error of the chain that has no path. */
+void	err_setpos(struct err *err, const char *path, int line, int col);
 /* Sets host on every error of the chain that has none. */
 void	err_sethost(struct err *err, const char *host);
 /* Prefixes every message of the chain with context: "CONTEXT: msg". */

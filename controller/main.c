@@ -1,9 +1,99 @@
 /* main.c - envctl: global options and the table of commands. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/strutil.h"
+#include "controller/cmd.h"
+#include "controller/output.h"
+
+struct command {
+	const char	*name;
+	int		(*fn)(int, char **);
+	const char	*summary;
+};
+
+static const struct command commands[] = {
+	{ "check", cmd_check,
+	    "validate the inventory and the playbook, offline" },
+	{ "render", cmd_render,
+	    "print the desired sitecustomize.py for one host, offline" },
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void
+usage(int to_stderr)
+{
+	struct buf b = ENVCTL_BUF_INIT;
+	size_t i;
+
+	buf_addstr(&b,
+	    "usage: envctl COMMAND INVENTORY [options]\n"
+	    "       envctl COMMAND --help\n"
+	    "       envctl --version\n"
+	    "\n"
+	    "envctl keeps the Python sitecustomize.py of every host in a GPU "
+	    "fleet at the\n"
+	    "CUDA / NCCL environment a playbook describes.  INVENTORY is an "
+	    "Ansible YAML\n"
+	    "inventory; the playbook defaults to cuda13-nccl.\n"
+	    "\n"
+	    "commands:\n");
+	for (i = 0; i < NCOMMANDS; i++)
+		buf_addf(&b, "    %-10s%s\n", commands[i].name,
+		    commands[i].summary);
+	buf_addstr(&b,
+	    "\n"
+	    "examples:\n"
+	    "    envctl check hosts.yaml                 "
+	    "validate everything, offline\n"
+	    "    envctl render hosts.yaml --host gpu-01  "
+	    "the file gpu-01 should have\n"
+	    "\n"
+	    "exit status: 0 ok, 1 failure or bad input, 2 changes pending, "
+	    "64 usage error.\n"
+	    "See envctl(1), envctl-inventory(5) and envctl-playbook(5).\n");
+	if (to_stderr)
+		out_note("%s", b.data);
+	else
+		out_write(b.data, b.len);
+	buf_release(&b);
+}
 
 int
-main(void)
+main(int argc, char **argv)
 {
-	printf("envctl %s\n", ENVCTL_VERSION);
-	return 0;
+	const char *names[NCOMMANDS + 1], *close;
+	size_t i;
+
+	if (argc < 2) {
+		usage(1);
+		return ENVCTL_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(0);
+		return ENVCTL_EXIT_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		out_printf("envctl %s\n", ENVCTL_VERSION);
+		return ENVCTL_EXIT_OK;
+	}
+	for (i = 0; i < NCOMMANDS; i++) {
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].fn(argc - 1, argv + 1);
+		names[i] = commands[i].name;
+	}
+	names[NCOMMANDS] = NULL;
+	if (argv[1][0] == '-')
+		out_note("envctl: unknown option '%s'\n", argv[1]);
+	else if ((close = str_closest(argv[1], names)) != NULL)
+		out_note("envctl: unknown command '%s' (did you mean '%s'?)\n",
+		    argv[1], close);
+	else
+		out_note("envctl: unknown command '%s'\n", argv[1]);
+	out_note("run 'envctl --help' for the list of commands\n");
+	return ENVCTL_EXIT_USAGE;
 }

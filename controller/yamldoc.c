@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <yaml.h>
 
 #include "common/buf.h"
@@ -20,6 +21,7 @@ struct frame {
 	struct ynode	*key;		/* mapping: key waiting for its value */
 };
 
+/* An anchor name and the node it names; a later one replaces it. */
 struct anchor {
 	char		*name;
 	struct ynode	*node;
@@ -31,10 +33,19 @@ struct loader {
 	size_t		 len;
 	struct frame	*stack;
 	size_t		 depth, stackalloc;
-	struct anchor	*anchors;
-	size_t		 nanchors, anchoralloc;
+	struct anchor	*anchors;	/* open-addressing table */
+	size_t		 nanchors, anchorcap;
 	int		 ndocs;
 };
+
+/* qsort(3), which must not see a NULL base even for no elements. */
+static void
+sort_array(void *base, size_t n, size_t size,
+    int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
 
 static struct ynode *
 node_new(struct loader *l, enum ynode_type type, const yaml_mark_t *mark)
@@ -69,54 +80,110 @@ is_merge_key(const struct ynode *k)
 	return k->plain && strcmp(k->str, "<<") == 0;
 }
 
-/* Adds (key, value) to pairs, a later key replacing an earlier's value. */
-static void
-pairs_put(struct ypair **pairs, size_t *n, size_t *alloc, struct ynode *key,
-    struct ynode *value)
-{
-	size_t i;
+/* A key of a mapping being finished, with its place in the input order. */
+struct keyref {
+	struct ynode	*key;
+	struct ynode	*value;
+	size_t		 seq;
+};
 
-	for (i = 0; i < *n; i++) {
-		if (same_key((*pairs)[i].key, key)) {
-			(*pairs)[i].value = value;
-			return;
+static int
+keyref_cmp(const void *a, const void *b)
+{
+	const struct keyref *x = a, *y = b;
+	size_t n = x->key->len < y->key->len ? x->key->len : y->key->len;
+	int c = memcmp(x->key->str, y->key->str, n);
+
+	if (c != 0)
+		return c;
+	if (x->key->len != y->key->len)
+		return x->key->len < y->key->len ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int
+keyref_seqcmp(const void *a, const void *b)
+{
+	const struct keyref *x = a, *y = b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int
+keyref_same(const struct keyref *a, const struct keyref *b)
+{
+	return same_key(a->key, b->key);
+}
+
+/*
+ * Reports the first key (in input order) that repeats an earlier one.
+ * Sorting keeps this O(n log n): a 16 MiB file may hold a million keys.
+ */
+static int
+check_duplicates(struct loader *l, const struct ynode *map, struct err *err)
+{
+	struct keyref *refs, *dup = NULL, *first = NULL;
+	size_t i, n = 0;
+	int r = 0;
+
+	refs = xcalloc(map->npairs + 1, sizeof(*refs));
+	for (i = 0; i < map->npairs; i++) {
+		if (is_merge_key(map->pairs[i].key))
+			continue;
+		refs[n].key = map->pairs[i].key;
+		refs[n].seq = i;
+		n++;
+	}
+	sort_array(refs, n, sizeof(*refs), keyref_cmp);
+	for (i = 1; i < n; i++) {
+		/* refs[i] repeats the group's first only if it is the 2nd. */
+		if (!keyref_same(&refs[i - 1], &refs[i]) ||
+		    (i >= 2 && keyref_same(&refs[i - 2], &refs[i])))
+			continue;
+		if (dup == NULL || refs[i].seq < dup->seq) {
+			dup = &refs[i];
+			first = &refs[i - 1];
 		}
 	}
-	ENVCTL_GROW(*pairs, *n + 1, *alloc);
-	(*pairs)[*n].key = key;
-	(*pairs)[*n].value = value;
+	if (dup != NULL)
+		r = err_setat(err, ENVCTL_EINVALID, l->doc->path,
+		    dup->key->line, dup->key->col,
+		    "duplicate key '%s' (first at line %d)", dup->key->str,
+		    first->key->line);
+	free(refs);
+	return r;
+}
+
+static void
+refs_add(struct keyref **refs, size_t *n, size_t *alloc, struct ynode *key,
+    struct ynode *value)
+{
+	ENVCTL_GROW(*refs, *n + 1, *alloc);
+	(*refs)[*n].key = key;
+	(*refs)[*n].value = value;
+	(*refs)[*n].seq = *n;
 	(*n)++;
 }
 
 /*
  * Applies merge keys as PyYAML's flatten_mapping does: merged pairs first
  * (of a list of mappings, earlier ones win), then the mapping's own pairs,
- * which win over everything merged.
+ * which win over everything merged.  As in a Python dict, a key keeps the
+ * place of its first appearance and takes the value of its last.
  */
 static int
 map_finish(struct loader *l, struct ynode *map, struct err *err)
 {
-	struct ypair *out = NULL;
-	size_t nout = 0, outalloc = 0, i, j, k;
-	struct ynode *v, *m;
-	int has_merge = 0;
+	struct keyref *refs = NULL;
+	size_t nrefs = 0, refalloc = 0, i, j, k, nout;
+	struct ynode *v = NULL, *m;
+	int has_merge = 0, r;
 
-	for (i = 0; i < map->npairs; i++) {
-		if (is_merge_key(map->pairs[i].key)) {
+	if ((r = check_duplicates(l, map, err)) != 0)
+		return r;
+	for (i = 0; i < map->npairs; i++)
+		if (is_merge_key(map->pairs[i].key))
 			has_merge = 1;
-			continue;
-		}
-		for (j = 0; j < i; j++) {
-			if (!is_merge_key(map->pairs[j].key) &&
-			    same_key(map->pairs[j].key, map->pairs[i].key))
-				return err_setat(err, ENVCTL_EINVALID,
-				    l->doc->path, map->pairs[i].key->line,
-				    map->pairs[i].key->col,
-				    "duplicate key '%s' (first at line %d)",
-				    map->pairs[i].key->str,
-				    map->pairs[j].key->line);
-		}
-	}
 	if (!has_merge)
 		return 0;
 	for (i = 0; i < map->npairs; i++) {
@@ -125,7 +192,7 @@ map_finish(struct loader *l, struct ynode *map, struct err *err)
 		v = map->pairs[i].value;
 		if (v->type == ENVCTL_YMAP) {
 			for (k = 0; k < v->npairs; k++)
-				pairs_put(&out, &nout, &outalloc,
+				refs_add(&refs, &nrefs, &refalloc,
 				    v->pairs[k].key, v->pairs[k].value);
 			continue;
 		}
@@ -133,24 +200,43 @@ map_finish(struct loader *l, struct ynode *map, struct err *err)
 			goto bad;
 		for (j = v->nitems; j-- > 0;) {
 			m = v->items[j];
-			if (m->type != ENVCTL_YMAP)
+			if (m->type != ENVCTL_YMAP) {
+				v = m;
 				goto bad;
+			}
 			for (k = 0; k < m->npairs; k++)
-				pairs_put(&out, &nout, &outalloc,
+				refs_add(&refs, &nrefs, &refalloc,
 				    m->pairs[k].key, m->pairs[k].value);
 		}
 	}
 	for (i = 0; i < map->npairs; i++)
 		if (!is_merge_key(map->pairs[i].key))
-			pairs_put(&out, &nout, &outalloc, map->pairs[i].key,
+			refs_add(&refs, &nrefs, &refalloc, map->pairs[i].key,
 			    map->pairs[i].value);
-	free(map->pairs);
-	map->pairs = out;
+	/* Per key: the first entry keeps its place, the last its value. */
+	sort_array(refs, nrefs, sizeof(*refs), keyref_cmp);
+	nout = 0;
+	for (i = 0; i < nrefs; i = j) {
+		j = i + 1;
+		while (j < nrefs && keyref_same(&refs[i], &refs[j]))
+			j++;
+		refs[nout].key = refs[i].key;
+		refs[nout].seq = refs[i].seq;
+		refs[nout].value = refs[j - 1].value;
+		nout++;
+	}
+	sort_array(refs, nout, sizeof(*refs), keyref_seqcmp);
+	map->pairs = xreallocarray(map->pairs, nout + 1, sizeof(*map->pairs));
+	map->alloc = nout + 1;
+	for (i = 0; i < nout; i++) {
+		map->pairs[i].key = refs[i].key;
+		map->pairs[i].value = refs[i].value;
+	}
 	map->npairs = nout;
-	map->alloc = outalloc;
+	free(refs);
 	return 0;
 bad:
-	free(out);
+	free(refs);
 	return err_setat(err, ENVCTL_EINVALID, l->doc->path, v->line, v->col,
 	    "merge key '<<' expects a mapping or a list of mappings, got %s",
 	    ynode_describe(v));
@@ -170,7 +256,8 @@ attach(struct loader *l, struct ynode *n, struct err *err)
 	}
 	f = &l->stack[l->depth - 1];
 	p = f->node;
-	if (p->weight + n->weight > ENVCTL_YAML_MAX_NODES)
+	/* The root is the heaviest open node: every open node grows by n. */
+	if (l->stack[0].node->weight + n->weight > ENVCTL_YAML_MAX_NODES)
 		return err_setat(err, ENVCTL_ETOOBIG, l->doc->path, n->line,
 		    n->col, "more than %u nodes after expanding aliases",
 		    ENVCTL_YAML_MAX_NODES);
@@ -197,38 +284,75 @@ attach(struct loader *l, struct ynode *n, struct err *err)
 	return 0;
 }
 
+static size_t
+anchor_hash(const char *s)
+{
+	size_t h = 5381;
+
+	for (; *s != '\0'; s++)
+		h = h * 33 + (unsigned char)*s;
+	return h;
+}
+
+/* The slot for name: where it is, or the empty one where it would go. */
+static struct anchor *
+anchor_slot(struct anchor *tab, size_t cap, const char *name)
+{
+	size_t i = anchor_hash(name) & (cap - 1);
+
+	while (tab[i].name != NULL && strcmp(tab[i].name, name) != 0)
+		i = (i + 1) & (cap - 1);
+	return &tab[i];
+}
+
+/*
+ * Names n by anchor name; a redefined name now means n, as YAML says.
+ * A hash table, not a list: a file may hold a million aliases.
+ */
 static void
 anchor_add(struct loader *l, const yaml_char_t *name, struct ynode *n)
 {
+	struct anchor *old = l->anchors, *a;
+	size_t oldcap = l->anchorcap, i;
+
 	if (name == NULL)
 		return;
-	ENVCTL_GROW(l->anchors, l->nanchors + 1, l->anchoralloc);
-	l->anchors[l->nanchors].name = xstrdup((const char *)name);
-	l->anchors[l->nanchors].node = n;
-	l->nanchors++;
+	if (2 * (l->nanchors + 1) > l->anchorcap) {
+		l->anchorcap = l->anchorcap == 0 ? 64 : l->anchorcap * 2;
+		l->anchors = xcalloc(l->anchorcap, sizeof(*l->anchors));
+		for (i = 0; i < oldcap; i++)
+			if (old[i].name != NULL)
+				*anchor_slot(l->anchors, l->anchorcap,
+				    old[i].name) = old[i];
+		free(old);
+	}
+	a = anchor_slot(l->anchors, l->anchorcap, (const char *)name);
+	if (a->name == NULL) {
+		a->name = xstrdup((const char *)name);
+		l->nanchors++;
+	}
+	a->node = n;
 }
 
 static int
 alias(struct loader *l, const yaml_event_t *ev, struct err *err)
 {
 	const char *name = (const char *)ev->data.alias.anchor;
-	size_t i;
+	struct anchor *a = NULL;
 
-	/* The latest definition of a name wins, as YAML says. */
-	for (i = l->nanchors; i-- > 0;) {
-		if (strcmp(l->anchors[i].name, name) != 0)
-			continue;
-		if (l->anchors[i].node->open)
-			return err_setat(err, ENVCTL_EINVALID, l->doc->path,
-			    (int)ev->start_mark.line + 1,
-			    (int)ev->start_mark.column + 1,
-			    "alias '*%s' refers to a node that contains it",
-			    name);
-		return attach(l, l->anchors[i].node, err);
-	}
-	return err_setat(err, ENVCTL_EPARSE, l->doc->path,
-	    (int)ev->start_mark.line + 1, (int)ev->start_mark.column + 1,
-	    "undefined alias '*%s'", name);
+	if (l->anchorcap > 0)
+		a = anchor_slot(l->anchors, l->anchorcap, name);
+	if (a == NULL || a->name == NULL)
+		return err_setat(err, ENVCTL_EPARSE, l->doc->path,
+		    (int)ev->start_mark.line + 1,
+		    (int)ev->start_mark.column + 1, "undefined alias '*%s'",
+		    name);
+	if (a->node->open)
+		return err_setat(err, ENVCTL_EINVALID, l->doc->path,
+		    (int)ev->start_mark.line + 1,
+		    (int)ev->start_mark.column + 1,
+		    "alias '*%s' refers to a node that contains it", name);
+	return attach(l, a->node, err);
 }
 
 static int
@@ -261,7 +385,12 @@ scalar(struct loader *l, const yaml_event_t *ev, struct err *err)
 	n->str = xmalloc(n->len + 1);
 	memcpy(n->str, ev->data.scalar.value, n->len);
 	n->str[n->len] = '\0';
-	n->plain = ev->data.scalar.plain_implicit && tag == NULL;
+	/*
+	 * libyaml, like PyYAML, sets plain_implicit for an untagged plain
+	 * scalar and for the non-specific tag "!" (PyYAML then resolves
+	 * "! 123" to an int, so do we).
+	 */
+	n->plain = ev->data.scalar.plain_implicit != 0;
 	if (tag != NULL && strcmp(tag, "!") != 0)
 		n->tag = xstrdup(tag);
 	anchor_add(l, ev->data.scalar.anchor, n);
@@ -372,7 +501,7 @@ ydoc_load_string(struct ydoc **out, const char *text, size_t len,
 	r = run(&l, &parser, err);
 	yaml_parser_delete(&parser);
 out:
-	for (i = 0; i < l.nanchors; i++)
+	for (i = 0; i < l.anchorcap; i++)
 		free(l.anchors[i].name);
 	free(l.anchors);
 	free(l.stack);
@@ -520,11 +649,10 @@ is_float(const char *s)
 		return 1;
 	if (is_sexagesimal(s, "0123456789_"))
 		return 1;
-	/* [0-9][0-9_]*\.[0-9_]*([eE][-+][0-9]+)?, or unsigned \.[0-9_]+... */
+	/* [0-9][0-9_]*\.[0-9_]*([eE][-+][0-9]+)?, or unsigned \.[0-9]... */
 	if (*p >= '0' && *p <= '9')
 		p += strspn(p, "0123456789_");
-	else if (p != s || *p != '.' || p[1] == '\0' ||
-	    strchr("0123456789_", p[1]) == NULL)
+	else if (p != s || *p != '.' || p[1] < '0' || p[1] > '9')
 		return 0;
 	if (*p++ != '.')
 		return 0;
@@ -655,7 +783,7 @@ yscalar_int(const struct ynode *n, long long *out)
 }
 
 /* Python's repr() of a finite double: shortest round-trip digits. */
-static void
+static int
 float_repr(struct buf *out, double d)
 {
 	char digits[64], *e;
@@ -671,59 +799,80 @@ float_repr(struct buf *out, double d)
 	if (exp10 < -4 || exp10 >= 16) {
 		/* Python prints 1e+16 and 1.5e-05: mantissa, sign, 2 digits. */
 		*e = '\0';
-		buf_addf(out, "%se%c%02d", digits, exp10 < 0 ? '-' : '+',
+		return buf_addf(out, "%se%c%02d", digits, exp10 < 0 ? '-' : '+',
 		    abs(exp10));
-		return;
 	}
 	snprintf(digits, sizeof(digits), "%.*f",
 	    prec - 1 - exp10 > 0 ? prec - 1 - exp10 : 0, d);
-	buf_addstr(out, digits);
 	if (strchr(digits, '.') == NULL)
-		buf_addstr(out, ".0");
+		return buf_addf(out, "%s.0", digits);
+	return buf_addstr(out, digits);
 }
 
-static int
-float_value(const struct ynode *n, double *d)
+/* The value of a float scalar, computed as PyYAML's construct_yaml_float. */
+static double
+float_value(const struct ynode *n)
 {
 	struct buf clean = ENVCTL_BUF_INIT;
 	const char *p;
-	double part, v = 0;
-	int neg = 0;
+	char *s, *colon;
+	double sign = 1, d, base = 1;
 
 	for (p = n->str; *p != '\0'; p++)
 		if (*p != '_')
 			buf_addch(&clean, *p);
 	p = clean.data;
-	if (strstr(p, "nan") || strstr(p, "NaN") || strstr(p, "NAN"))
-		*d = NAN;
-	else if (strstr(p, "inf") || strstr(p, "Inf") || strstr(p, "INF"))
-		*d = p[0] == '-' ? -INFINITY : INFINITY;
-	else if (strchr(p, ':') != NULL) {
-		if (*p == '-' || *p == '+')
-			neg = *p++ == '-';
-		while (strchr(p, ':') != NULL) {
-			v = v * 60 + strtod(p, NULL);
-			p = strchr(p, ':') + 1;
+	if (*p == '-')
+		sign = -1;
+	if (*p == '-' || *p == '+')
+		p++;
+	if (strcasecmp(p, ".inf") == 0)
+		d = sign * INFINITY;
+	else if (strcasecmp(p, ".nan") == 0)
+		d = NAN;
+	else if (strchr(p, ':') == NULL)
+		d = sign * strtod(p, NULL);
+	else {
+		/* Base 60, summed from the last part as Python does. */
+		s = clean.data + (p - clean.data);
+		d = 0;
+		for (;;) {
+			colon = strrchr(s, ':');
+			d += strtod(colon != NULL ? colon + 1 : s, NULL) * base;
+			base *= 60;
+			if (colon == NULL)
+				break;
+			*colon = '\0';
 		}
-		part = strtod(p, NULL);
-		*d = neg ? -(v * 60 + part) : v * 60 + part;
-	} else
-		*d = strtod(p, NULL);
+		d *= sign;
+	}
 	buf_release(&clean);
-	return 0;
+	return d;
 }
 
-int
-yscalar_text(struct buf *out, const struct ynode *n, struct err *err)
+/*
+ * Python prints a decimal int of any size; past 64 bits, the digits are
+ * printed as written, less '+' and underscores.  Hex, octal, binary and
+ * base 60 ints that large are refused instead.
+ */
+static int
+is_big_decimal(const struct ynode *n)
+{
+	const char *p = n->str;
+
+	if (*p == '-' || *p == '+')
+		p++;
+	return *p >= '1' && *p <= '9' && p[strspn(p, "0123456789_")] == '\0';
+}
+
+static int
+scalar_text(struct buf *out, const struct ynode *n, struct err *err)
 {
 	long long v;
+	const char *p;
 	double d;
 	int b, r;
 
-	if (n == NULL || n->type != ENVCTL_YSCALAR)
-		return err_setat(err, ENVCTL_EINVALID, n ? n->path : NULL,
-		    n ? n->line : 0, n ? n->col : 0, "expected a scalar, got %s",
-		    ynode_describe(n));
 	switch (yscalar_kind(n)) {
 	case ENVCTL_YBOOL:
 		if (yscalar_bool(n, &b) == 0)
@@ -734,26 +883,50 @@ yscalar_text(struct buf *out, const struct ynode *n, struct err *err)
 	case ENVCTL_YINT:
 		if ((r = yscalar_int(n, &v)) == 0)
 			return buf_addf(out, "%lld", v);
-		if (r == ENVCTL_ETOOBIG && strspn(n->str, "+-0123456789") ==
-		    n->len) {
-			/* A decimal too big for 64 bits prints as written. */
-			return buf_addstr(out, n->str[0] == '+' ? n->str + 1 :
-			    n->str);
+		if (r == ENVCTL_ETOOBIG && is_big_decimal(n)) {
+			r = 0;
+			if (n->str[0] == '-')
+				r = buf_addch(out, '-');
+			for (p = n->str; r == 0 && *p != '\0'; p++)
+				if (*p >= '0' && *p <= '9')
+					r = buf_addch(out, *p);
+			return r;
 		}
+		if (r == ENVCTL_ETOOBIG)
+			return err_setat(err, ENVCTL_EINVALID, n->path, n->line,
+			    n->col, "integer '%s' is out of range", n->str);
 		return err_setat(err, ENVCTL_EINVALID, n->path, n->line,
-		    n->col, "integer '%s' is out of range", n->str);
+		    n->col, "invalid integer '%s'", n->str);
 	case ENVCTL_YFLOAT:
-		float_value(n, &d);
+		d = float_value(n);
 		if (isnan(d))
 			return buf_addstr(out, "nan");
 		if (isinf(d))
 			return buf_addstr(out, d < 0 ? "-inf" : "inf");
-		float_repr(out, d);
-		return 0;
+		return float_repr(out, d);
 	case ENVCTL_YSTR:
 		break;
 	}
 	return buf_add(out, n->str, n->len);
+}
+
+int
+yscalar_text(struct buf *out, const struct ynode *n, struct err *err)
+{
+	size_t start = out->len;
+	int r;
+
+	if (n == NULL || n->type != ENVCTL_YSCALAR)
+		return err_setat(err, ENVCTL_EINVALID, n ? n->path : NULL,
+		    n ? n->line : 0, n ? n->col : 0,
+		    "expected a scalar, got %s", ynode_describe(n));
+	r = scalar_text(out, n, err);
+	if (r == ENVCTL_ETOOBIG) {
+		buf_truncate(out, start);
+		return err_setat(err, r, n->path, n->line, n->col,
+		    "value longer than %zu bytes", out->cap);
+	}
+	return r;
 }
 
 const char *

@@ -43,7 +43,7 @@ struct ynode {
 	/* ENVCTL_YSCALAR */
 	char		*str;		/* NUL-terminated; may hold NULs */
 	size_t		 len;
-	int		 plain;		/* plain style, no tag: type resolved */
+	int		 plain;		/* untagged plain or "!": resolved */
 	char		*tag;		/* explicit tag, or NULL */
 	/* ENVCTL_YSEQ */
 	struct ynode	**items;
@@ -87,7 +87,8 @@ enum yscalar_kind yscalar_kind(const struct ynode *n);
 /*
  * Appends the scalar's value as Ansible's templating prints it: strings as
  * they are, ints in decimal, booleans True/False, null None, floats as
- * Python's repr.  ENVCTL_EINVALID for a non-scalar or an int out of range.
+ * Python's repr.  ENVCTL_EINVALID for a non-scalar or an int out of range,
+ * ENVCTL_ETOOBIG past out's cap (out is then left as it was).
  */
 int	yscalar_text(struct buf *out, const struct ynode *n, struct err *err);
 /* Reads a YAML 1.1 boolean into *out; ENVCTL_EINVALID when n is none. */

@@ -1,0 +1,51 @@
+/*
+ * desired.h - what one host's sitecustomize.py must say.
+ *
+ * Expands a playbook's value templates with one host's variables (host and
+ * group vars by Ansible precedence, then the playbook's defaults, then the
+ * magic inventory_hostname / inventory_hostname_short) and renders the file:
+ * the whole template in mode: file, or the current file with its envctl
+ * block spliced in for mode: block.  Pure: no I/O, no global state.
+ */
+#ifndef ENVCTL_CONTROLLER_DESIRED_H
+#define ENVCTL_CONTROLLER_DESIRED_H
+
+#include <stddef.h>
+
+#include "common/buf.h"
+#include "controller/playbook.h"
+
+struct err;
+struct host;
+
+struct desired_var {
+	const char	*name;		/* borrowed from the playbook */
+	char		*value;
+	int		 secret;
+	enum playbook_check check;
+};
+
+struct desired {
+	struct desired_var *vars;	/* in playbook order */
+	size_t		 nvars;
+	struct buf	 content;	/* the file to install */
+};
+
+/*
+ * Expands every env value for host h into d->vars.  Every undefined
+ * variable is reported (ENVCTL_EUNDEFINED, chained), each naming the host
+ * and the playbook's path:line:col.  d is filled even on error so that
+ * callers may look; release it with desired_release() either way.
+ */
+int	desired_values(struct desired *d, const struct playbook *pb,
+	    const struct host *h, struct err *err);
+/*
+ * desired_values, then renders d->content from the current file (cur may
+ * be NULL when the host has none; cur_label names it in block errors).
+ */
+int	desired_render(struct desired *d, const struct playbook *pb,
+	    const struct host *h, const char *cur, size_t curlen,
+	    const char *cur_label, struct err *err);
+void	desired_release(struct desired *d);
+
+#endif

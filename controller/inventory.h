@@ -1,0 +1,101 @@
+/*
+ * inventory.h - Ansible YAML inventories: hosts, groups, variables.
+ *
+ * inventory_load() reads the format of Ansible's yaml inventory plugin and
+ * resolves every host's variables with Ansible's precedence, so a host
+ * holds its final values.  Hosts keep first-seen order, which is output
+ * order.  Names and ynodes returned are borrowed from the inventory and
+ * live until inventory_free().  After load the inventory is read-only and
+ * may be read from many threads at once.
+ */
+#ifndef ENVCTL_CONTROLLER_INVENTORY_H
+#define ENVCTL_CONTROLLER_INVENTORY_H
+
+#include <stddef.h>
+
+struct err;
+struct ynode;
+struct inventory;
+struct hvar;
+
+/* Most hosts one inventory may hold once ranges are expanded. */
+#define ENVCTL_INVENTORY_MAX_HOSTS	100000u
+
+struct host {
+	char		*name;		/* inventory_hostname */
+	size_t		 index;		/* position in inventory order */
+	/* Connection settings, type-checked after precedence. */
+	const char	*address;	/* ansible_host, else name */
+	int		 port;		/* ansible_port; 0 = not set */
+	const char	*user;		/* ansible_user; NULL = not set */
+	const char	*key_file;	/* ansible_ssh_private_key_file */
+	int		 become;	/* ansible_become (sudo -n) */
+	const char	*become_user;	/* ansible_become_user; NULL: root */
+	const char	*python;	/* NULL when unset or auto* */
+	int		 local;		/* ansible_connection: local */
+	const char	*ssh_common_args; /* raw, NULL = not set */
+	/* private */
+	struct hvar	*vars;		/* resolved, sorted by name */
+	size_t		 nvars;
+	const char	**groups;	/* group_names: sorted, without all */
+	size_t		 ngroups;
+};
+
+/*
+ * Loads the YAML inventory at path into *out (free with inventory_free).
+ * Reports every problem found, chained in err, and returns the first code:
+ * ENVCTL_EPARSE (YAML), ENVCTL_EINVALID (structure, names, ranges, types,
+ * group cycles, no hosts), ENVCTL_EUNSUPPORTED (connection plugin,
+ * templated or vaulted connection variable), ENVCTL_ETOOBIG, and
+ * ydoc_load_file()'s ENVCTL_ENOTFOUND / ENVCTL_ESYS.
+ */
+int	inventory_load(struct inventory **out, const char *path,
+	    struct err *err);
+/* As inventory_load on text; label names it in messages. */
+int	inventory_load_string(struct inventory **out, const char *text,
+	    size_t len, const char *label, struct err *err);
+void	inventory_free(struct inventory *inv);
+
+/* The path (or label) the inventory was loaded from. */
+const char *inventory_path(const struct inventory *inv);
+size_t	inventory_nhosts(const struct inventory *inv);
+/* Host i in inventory order (i < inventory_nhosts()). */
+const struct host *inventory_host(const struct inventory *inv, size_t i);
+/* The host named name, or NULL. */
+const struct host *inventory_find(const struct inventory *inv,
+	    const char *name);
+/* Groups in first-seen order; 0 is "all", 1 is "ungrouped". */
+size_t	inventory_ngroups(const struct inventory *inv);
+const char *inventory_group(const struct inventory *inv, size_t i);
+/* Returns 1 when a group of that name exists (all, ungrouped too), else 0. */
+int	inventory_has_group(const struct inventory *inv, const char *name);
+
+/*
+ * The value of variable name for h after Ansible's precedence (host, then
+ * groups by depth, priority and name, then all); NULL when the inventory
+ * does not set it.  Print scalars with yscalar_text().
+ */
+const struct ynode *host_var(const struct host *h, const char *name);
+/* Variable i of h in name order (i < host_nvars()); *name gets its name. */
+size_t	host_nvars(const struct host *h);
+const struct ynode *host_var_at(const struct host *h, size_t i,
+	    const char **name);
+/*
+ * Ansible's group_names: every group h belongs to, directly or through a
+ * child group, sorted by name, without "all"; "ungrouped" when h is in no
+ * other group.
+ */
+size_t	host_ngroups(const struct host *h);
+const char *host_group(const struct host *h, size_t i);
+/* Returns 1 when h is in group (directly or through a child), else 0. */
+int	host_in_group(const struct host *h, const char *group);
+
+/*
+ * Splits a host address as Ansible's parse_address(allow_ranges=True):
+ * "name", "name:port", "[name]:port", "[v6addr]:port", a bare IPv6 address,
+ * with [x:y] ranges allowed.  Returns 1 and sets *host (caller frees) and
+ * *port (NULL when none; the digits, caller frees) when s is one, else 0.
+ */
+int	inventory_parse_address(const char *s, char **host, char **port);
+
+#endif

@@ -1,0 +1,490 @@
+/* playbook.c - load and validate a playbook (see playbook.h). */
+#include "playbook.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/err.h"
+#include "common/strutil.h"
+#include "common/xmalloc.h"
+#include "controller/pylit.h"
+#include "controller/template.h"
+#include "controller/yamldoc.h"
+
+static const char *const top_keys[] = { "name", "description",
+	"interpreter", "path", "mode", "template", "policy", "env", "defaults",
+	"backup", "create", NULL };
+static const char *const env_keys[] = { "value", "check", "secret",
+	"comment", NULL };
+static const char *const backup_keys[] = { "dir", "keep", NULL };
+static const char *const create_keys[] = { "mode", "owner", "group", NULL };
+
+struct loadctx {
+	struct playbook	*pb;
+	struct err	*err;
+};
+
+static int
+bad(struct loadctx *c, int code, const struct ynode *n, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int
+bad(struct loadctx *c, int code, const struct ynode *n, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	err_vaddat(c->err, code, c->pb->path, n != NULL ? n->line : 0,
+	    n != NULL ? n->col : 0, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+/* Reports keys of map not in valid; where names the mapping. */
+static void
+check_keys(struct loadctx *c, const struct ynode *map,
+    const char *const *valid, const char *where)
+{
+	const char *const *v;
+	const char *close;
+	size_t i;
+
+	for (i = 0; i < map->npairs; i++) {
+		const struct ynode *k = map->pairs[i].key;
+
+		for (v = valid; *v != NULL; v++)
+			if (strcmp(k->str, *v) == 0)
+				break;
+		if (*v != NULL)
+			continue;
+		close = str_closest(k->str, valid);
+		if (close != NULL)
+			bad(c, ENVCTL_EINVALID, k, "unknown key '%s' in %s "
+			    "(did you mean '%s'?)", k->str, where, close);
+		else
+			bad(c, ENVCTL_EINVALID, k, "unknown key '%s' in %s",
+			    k->str, where);
+	}
+}
+
+static const struct ynode *
+want(struct loadctx *c, const struct ynode *map, const char *key,
+    enum ynode_type type)
+{
+	const struct ynode *n = ymap_get(map, key);
+	static const char *const names[] = { "a string", "a list",
+		"a mapping" };
+
+	if (n == NULL)
+		return NULL;
+	if (n->type != type || (type == ENVCTL_YSCALAR &&
+	    yscalar_kind(n) == ENVCTL_YNULL)) {
+		bad(c, ENVCTL_EINVALID, n, "'%s' must be %s, not %s", key,
+		    names[type], ynode_describe(n));
+		return NULL;
+	}
+	return n;
+}
+
+/* Copies a string-valued key; absent keeps *dst. */
+static void
+get_string(struct loadctx *c, const struct ynode *map, const char *key,
+    char **dst)
+{
+	const struct ynode *n = want(c, map, key, ENVCTL_YSCALAR);
+
+	if (n == NULL)
+		return;
+	if (template_has_syntax(n->str, n->len)) {
+		bad(c, ENVCTL_EUNSUPPORTED, n, "'%s' cannot be templated",
+		    key);
+		return;
+	}
+	free(*dst);
+	*dst = xstrdup(n->str);
+}
+
+/* Looks the value of key up in words; returns its index, or dflt after
+ * reporting a value that is none of them. */
+static int
+get_enum(struct loadctx *c, const struct ynode *map, const char *key,
+    const char *const *words, int dflt)
+{
+	const struct ynode *n = want(c, map, key, ENVCTL_YSCALAR);
+	struct buf list = ENVCTL_BUF_INIT;
+	const char *close;
+	int i;
+
+	if (n == NULL)
+		return dflt;
+	for (i = 0; words[i] != NULL; i++) {
+		if (strcmp(n->str, words[i]) == 0) {
+			buf_release(&list);
+			return i;
+		}
+		buf_addf(&list, "%s%s", i > 0 ? ", " : "", words[i]);
+	}
+	if ((close = str_closest(n->str, words)) != NULL)
+		bad(c, ENVCTL_EINVALID, n, "invalid %s '%s' (expected one of "
+		    "%s; did you mean '%s'?)", key, n->str, list.data, close);
+	else
+		bad(c, ENVCTL_EINVALID, n, "invalid %s '%s' (expected one of "
+		    "%s)", key, n->str, list.data);
+	buf_release(&list);
+	return dflt;
+}
+
+static void
+load_env(struct loadctx *c, const struct ynode *env)
+{
+	static const char *const checks[] = { "none", "dir", "file",
+		"executable", NULL };
+	struct playbook *pb = c->pb;
+	struct playbook_env *e;
+	const struct ynode *k, *v, *val;
+	size_t i;
+	int b;
+
+	pb->env = xcalloc(env->npairs, sizeof(*pb->env));
+	for (i = 0; i < env->npairs; i++) {
+		k = env->pairs[i].key;
+		v = env->pairs[i].value;
+		if (!pylit_is_identifier(k->str)) {
+			bad(c, ENVCTL_EINVALID, k, "invalid environment "
+			    "variable name '%s' (expected [A-Za-z_]"
+			    "[A-Za-z0-9_]*)", k->str);
+			continue;
+		}
+		e = &pb->env[pb->nenv];
+		val = v;
+		if (v->type == ENVCTL_YMAP) {
+			check_keys(c, v, env_keys, "an env entry");
+			val = ymap_get(v, "value");
+			if (val == NULL) {
+				bad(c, ENVCTL_EINVALID, v, "env entry '%s' has "
+				    "no 'value'", k->str);
+				continue;
+			}
+			e->check = (enum playbook_check)get_enum(c, v,
+			    "check", checks, ENVCTL_CHECK_NONE);
+			if ((v = ymap_get(v, "secret")) != NULL &&
+			    yscalar_bool(v, &b) != 0)
+				bad(c, ENVCTL_EINVALID, v, "'secret' must be "
+				    "true or false, not %s",
+				    ynode_describe(v));
+			else if (v != NULL)
+				e->secret = b;
+			get_string(c, env->pairs[i].value, "comment",
+			    &e->comment);
+			if (e->comment != NULL &&
+			    strpbrk(e->comment, "\r\n") != NULL) {
+				bad(c, ENVCTL_EINVALID, ymap_get(
+				    env->pairs[i].value, "comment"),
+				    "'comment' must be one line");
+				free(e->comment);
+				e->comment = NULL;
+			}
+		}
+		if (val->type != ENVCTL_YSCALAR ||
+		    yscalar_kind(val) == ENVCTL_YNULL) {
+			bad(c, ENVCTL_EINVALID, val, "value of '%s' must be a "
+			    "string, not %s", k->str, ynode_describe(val));
+			free(e->comment);
+			e->comment = NULL;
+			continue;
+		}
+		e->name = xstrdup(k->str);
+		e->value = val;
+		pb->nenv++;
+	}
+}
+
+static void
+load_backup(struct loadctx *c, const struct ynode *b)
+{
+	const struct ynode *keep;
+	long long n;
+
+	check_keys(c, b, backup_keys, "'backup'");
+	get_string(c, b, "dir", &c->pb->backup_dir);
+	if (c->pb->backup_dir[0] != '/')
+		bad(c, ENVCTL_EINVALID, ymap_get(b, "dir"), "backup 'dir' "
+		    "must be an absolute path, not '%s'", c->pb->backup_dir);
+	if ((keep = ymap_get(b, "keep")) == NULL)
+		return;
+	if (yscalar_int(keep, &n) != 0 || n < 1 || n > 10000)
+		bad(c, ENVCTL_EINVALID, keep, "backup 'keep' must be an "
+		    "integer from 1 to 10000, not '%s'",
+		    keep->str != NULL ? keep->str : ynode_describe(keep));
+	else
+		c->pb->backup_keep = (int)n;
+}
+
+static void
+load_create(struct loadctx *c, const struct ynode *cr)
+{
+	const struct ynode *m;
+	char *end;
+	long v;
+
+	check_keys(c, cr, create_keys, "'create'");
+	get_string(c, cr, "owner", &c->pb->create_owner);
+	get_string(c, cr, "group", &c->pb->create_group);
+	if ((m = want(c, cr, "mode", ENVCTL_YSCALAR)) == NULL)
+		return;
+	/*
+	 * Quoted "0644" is what people mean; a plain 0644 is already the
+	 * octal integer 420 under YAML 1.1, which is the same mode.
+	 */
+	errno = 0;
+	if (yscalar_kind(m) == ENVCTL_YINT) {
+		long long n;
+
+		v = yscalar_int(m, &n) == 0 ? (long)n : -1;
+	} else {
+		v = strtol(m->str, &end, 8);
+		if (errno != 0 || *end != '\0' || end == m->str)
+			v = -1;
+	}
+	if (v < 0 || v > 07777)
+		bad(c, ENVCTL_EINVALID, m, "create 'mode' must be an octal "
+		    "file mode such as \"0644\", not '%s'", m->str);
+	else
+		c->pb->create_mode = (mode_t)v;
+}
+
+static void
+load_template(struct loadctx *c, const struct ynode *t)
+{
+	struct playbook *pb = c->pb;
+	struct err e = ENVCTL_ERR_INIT;
+	char *copy;
+
+	if (pb->template_path[0] != '/') {
+		copy = xstrdup(pb->path);
+		free(pb->template_path);
+		pb->template_path = xasprintf("%s/%s", dirname(copy), t->str);
+		free(copy);
+	}
+	if (buf_read_file(&pb->template, pb->template_path, &e) != 0) {
+		err_setpos(&e, pb->path, t->line, t->col);
+		err_context(&e, "template");
+		err_move(c->err, &e);
+	}
+}
+
+static void
+defaults_init(struct playbook *pb)
+{
+	pb->interpreter = xstrdup("python3");
+	pb->mode = ENVCTL_MODE_BLOCK;
+	pb->policy = ENVCTL_POLICY_SETDEFAULT;
+	pb->backup_dir = xstrdup(ENVCTL_BACKUP_DIR);
+	pb->backup_keep = ENVCTL_BACKUP_KEEP;
+	pb->create_mode = 0644;
+	pb->create_owner = xstrdup("root");
+	pb->create_group = xstrdup("root");
+	buf_init(&pb->template, ENVCTL_TEMPLATE_MAX);
+}
+
+/* The playbook's default name: its file name without .yaml/.yml. */
+static char *
+stem(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	size_t n;
+
+	base = base != NULL ? base + 1 : path;
+	n = strlen(base);
+	if (str_endswith(base, ".yaml"))
+		n -= 5;
+	else if (str_endswith(base, ".yml"))
+		n -= 4;
+	return xstrndup(base, n);
+}
+
+int
+playbook_load(struct playbook **out, const char *path, struct err *err)
+{
+	static const char *const modes[] = { "block", "file", NULL };
+	static const char *const policies[] = { "setdefault", "override",
+		NULL };
+	struct loadctx c;
+	struct playbook *pb;
+	const struct ynode *root, *n;
+	int r;
+
+	*out = NULL;
+	pb = xcalloc(1, sizeof(*pb));
+	pb->path = xstrdup(path);
+	defaults_init(pb);
+	c.pb = pb;
+	c.err = err;
+	if ((r = ydoc_load_file(&pb->doc, path, err)) != 0)
+		goto out;
+	root = pb->doc->root;
+	if (root == NULL || root->type != ENVCTL_YMAP) {
+		r = bad(&c, ENVCTL_EINVALID, root, "a playbook must be a "
+		    "mapping, not %s", ynode_describe(root));
+		goto out;
+	}
+	check_keys(&c, root, top_keys, "the playbook");
+	pb->name = stem(path);
+	get_string(&c, root, "name", &pb->name);
+	if (!pylit_is_identifier(pb->name) && strspn(pb->name,
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789_.-") != strlen(pb->name))
+		bad(&c, ENVCTL_EINVALID, ymap_get(root, "name"), "playbook "
+		    "name '%s' may only hold letters, digits, '_', '.' and "
+		    "'-'", pb->name);
+	get_string(&c, root, "description", &pb->description);
+	get_string(&c, root, "interpreter", &pb->interpreter);
+	get_string(&c, root, "path", &pb->target);
+	if (pb->target != NULL && strcmp(pb->target, "auto") == 0) {
+		free(pb->target);
+		pb->target = NULL;
+	} else if (pb->target != NULL && pb->target[0] != '/')
+		bad(&c, ENVCTL_EINVALID, ymap_get(root, "path"), "'path' must "
+		    "be 'auto' or an absolute path, not '%s'", pb->target);
+	pb->mode = (enum playbook_mode)get_enum(&c, root, "mode", modes,
+	    ENVCTL_MODE_BLOCK);
+	pb->policy = (enum render_policy)get_enum(&c, root, "policy",
+	    policies, ENVCTL_POLICY_SETDEFAULT);
+	get_string(&c, root, "template", &pb->template_path);
+	n = ymap_get(root, "template");
+	if (pb->mode == ENVCTL_MODE_FILE && pb->template_path == NULL)
+		bad(&c, ENVCTL_EINVALID, root, "'mode: file' needs a "
+		    "'template'");
+	else if (pb->mode == ENVCTL_MODE_BLOCK && n != NULL)
+		bad(&c, ENVCTL_EINVALID, n, "'template' is only used with "
+		    "'mode: file'");
+	else if (pb->template_path != NULL && n != NULL)
+		load_template(&c, n);
+	if ((n = want(&c, root, "env", ENVCTL_YMAP)) != NULL)
+		load_env(&c, n);
+	else if (ymap_get(root, "env") == NULL)
+		bad(&c, ENVCTL_EINVALID, root, "the playbook has no 'env'");
+	pb->defaults = want(&c, root, "defaults", ENVCTL_YMAP);
+	if ((n = want(&c, root, "backup", ENVCTL_YMAP)) != NULL)
+		load_backup(&c, n);
+	if ((n = want(&c, root, "create", ENVCTL_YMAP)) != NULL)
+		load_create(&c, n);
+	r = err != NULL ? err->code : 0;
+out:
+	if (r != 0)
+		playbook_free(pb);
+	else
+		*out = pb;
+	return r;
+}
+
+void
+playbook_free(struct playbook *pb)
+{
+	size_t i;
+
+	if (pb == NULL)
+		return;
+	for (i = 0; i < pb->nenv; i++) {
+		free(pb->env[i].name);
+		free(pb->env[i].comment);
+	}
+	free(pb->env);
+	free(pb->path);
+	free(pb->name);
+	free(pb->description);
+	free(pb->interpreter);
+	free(pb->target);
+	free(pb->template_path);
+	buf_release(&pb->template);
+	free(pb->backup_dir);
+	free(pb->create_owner);
+	free(pb->create_group);
+	ydoc_free(pb->doc);
+	free(pb);
+}
+
+const char *
+playbook_check_name(enum playbook_check c)
+{
+	switch (c) {
+	case ENVCTL_CHECK_DIR:
+		return "dir";
+	case ENVCTL_CHECK_FILE:
+		return "file";
+	case ENVCTL_CHECK_EXECUTABLE:
+		return "executable";
+	case ENVCTL_CHECK_NONE:
+		break;
+	}
+	return "none";
+}
+
+/* The directory holding the running program, or NULL. */
+static char *
+exe_dir(void)
+{
+	char path[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+
+	if (n <= 0)
+		return NULL;
+	path[n] = '\0';
+	return xstrdup(dirname(path));
+}
+
+int
+playbook_find(char **out, const char *name, const char *base_dir,
+    struct err *err)
+{
+	struct buf tried = ENVCTL_BUF_INIT;
+	char *dirs[3] = { NULL, NULL, NULL }, *cand, *env, *p, *dir;
+	size_t i;
+	int r = ENVCTL_ENOTFOUND;
+
+	*out = NULL;
+	if (strchr(name, '/') != NULL || str_endswith(name, ".yaml") ||
+	    str_endswith(name, ".yml")) {
+		if (name[0] != '/' && base_dir != NULL)
+			*out = xasprintf("%s/%s", base_dir, name);
+		else
+			*out = xstrdup(name);
+		return 0;
+	}
+	if ((env = getenv("ENVCTL_PLAYBOOK_PATH")) != NULL)
+		dirs[0] = xstrdup(env);
+	if ((p = exe_dir()) != NULL) {
+		dirs[1] = xasprintf("%s/../playbooks", p);
+		free(p);
+	}
+	dirs[2] = xstrdup(ENVCTL_DATADIR "/playbooks");
+	for (i = 0; i < 3 && *out == NULL; i++) {
+		if (dirs[i] == NULL)
+			continue;
+		for (dir = dirs[i]; dir != NULL; dir = p) {
+			if ((p = strchr(dir, ':')) != NULL)
+				*p++ = '\0';
+			if (*dir == '\0')
+				continue;
+			cand = xasprintf("%s/%s.yaml", dir, name);
+			if (access(cand, R_OK) == 0) {
+				*out = cand;
+				r = 0;
+				break;
+			}
+			buf_addf(&tried, "%s%s", tried.len ? ", " : "", dir);
+			free(cand);
+		}
+	}
+	if (r != 0)
+		err_set(err, r, "playbook '%s' not found (looked in %s)", name,
+		    tried.data);
+	for (i = 0; i < 3; i++)
+		free(dirs[i]);
+	buf_release(&tried);
+	return r;
+}

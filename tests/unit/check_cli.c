@@ -1,0 +1,456 @@
+/*
+ * check_cli.c - the envctl program itself: check, render, usage, exit
+ * codes; and the rendered default playbook executed by the real python3.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/xmalloc.h"
+#include "testutil.h"
+
+static char *dir;
+
+static void
+setup(void)
+{
+	dir = tu_mkdtemp();
+}
+
+static void
+teardown(void)
+{
+	tu_rmtree(dir);
+	free(dir);
+}
+
+/* Runs envctl with up to 8 arguments; r must be freed by the caller. */
+static void
+envctl(struct tu_run *r, const char *a1, const char *a2, const char *a3,
+    const char *a4, const char *a5, const char *a6)
+{
+	char *argv[] = { (char *)tu_envctl(), (char *)a1, (char *)a2,
+	    (char *)a3, (char *)a4, (char *)a5, (char *)a6, NULL };
+
+	tu_run(r, argv, NULL, NULL, 0);
+}
+
+static char *
+data(const char *name)
+{
+	char *rel = xasprintf("tests/data/cli/%s", name);
+	char *p = tu_srcpath(rel);
+
+	free(rel);
+	return p;
+}
+
+#define NAMES "['CUDA_HOME', 'TRITON_PTXAS_PATH', 'NCCL_PROTO', " \
+	"'NCCL_ALGO', 'NCCL_P2P_LEVEL', 'NCCL_MAX_NCHANNELS', " \
+	"'NCCL_BUFFSIZE', 'NCCL_NTHREADS']"
+
+/*
+ * Installs content as sitecustomize.py in a fresh directory and starts the
+ * system python3 with a clean environment (plus one optional launcher
+ * variable), printing the managed variables.  Returns python's stdout;
+ * *errout gets its stderr.
+ */
+static char *
+python_env(const char *content, size_t len, const char *launcher_var,
+    char **errout)
+{
+	char *sub = xasprintf("%s/site.%d", dir, rand());
+	char *pp = xasprintf("PYTHONPATH=%s", sub);
+	char *envp[] = { "PATH=/usr/bin:/bin", pp, (char *)launcher_var,
+	    NULL };
+	char *argv[] = { (char *)tu_python(), "-c",
+	    "import os\n"
+	    "for k in " NAMES ":\n"
+	    "    print(k + '=' + repr(os.environ.get(k)))\n", NULL };
+	struct tu_run r;
+	char *out;
+
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	free(tu_write(sub, "sitecustomize.py", content, len));
+	tu_run(&r, argv, envp, NULL, 0);
+	ck_assert_msg(r.status == 0, "python3 failed: %s", r.errout);
+	out = r.out;
+	*errout = r.errout;
+	free(sub);
+	free(pp);
+	return out;
+}
+
+static void
+assert_host_env(const char *host, const char *launcher_var, const char *want)
+{
+	char *inv = data("fleet.yaml"), *py, *perr;
+	struct tu_run r;
+
+	envctl(&r, "render", inv, "--host", host, NULL, NULL);
+	ck_assert_msg(r.status == 0, "render %s: %s", host, r.errout);
+	ck_assert_str_eq(r.errout, "");
+	py = python_env(r.out, r.outlen, launcher_var, &perr);
+	ck_assert_str_eq(perr, "");
+	ck_assert_str_eq(py, want);
+	free(py);
+	free(perr);
+	tu_run_free(&r);
+	free(inv);
+}
+
+START_TEST(test_default_playbook_in_python)
+{
+	assert_host_env("h100-01", NULL,
+	    "CUDA_HOME='/opt/cuda-13.0'\n"
+	    "TRITON_PTXAS_PATH='/opt/cuda-13.0/bin/ptxas'\n"
+	    "NCCL_PROTO='Simple'\n"
+	    "NCCL_ALGO='Ring'\n"
+	    "NCCL_P2P_LEVEL='SYS'\n"
+	    "NCCL_MAX_NCHANNELS='16'\n"
+	    "NCCL_BUFFSIZE='16777216'\n"
+	    "NCCL_NTHREADS='512'\n");
+	assert_host_env("rtx-01", NULL,
+	    "CUDA_HOME='/usr/local/cuda-13.0'\n"
+	    "TRITON_PTXAS_PATH='/usr/local/cuda-13.0/bin/ptxas'\n"
+	    "NCCL_PROTO='LL'\n"
+	    "NCCL_ALGO='Ring'\n"
+	    "NCCL_P2P_LEVEL='SYS'\n"
+	    "NCCL_MAX_NCHANNELS='16'\n"
+	    "NCCL_BUFFSIZE='8388608'\n"
+	    "NCCL_NTHREADS='512'\n");
+	assert_host_env("rtx-02", NULL,
+	    "CUDA_HOME='/usr/local/cuda-13.0'\n"
+	    "TRITON_PTXAS_PATH='/usr/local/cuda-13.0/bin/ptxas'\n"
+	    "NCCL_PROTO='LL'\n"
+	    "NCCL_ALGO='Tree'\n"
+	    "NCCL_P2P_LEVEL='SYS'\n"
+	    "NCCL_MAX_NCHANNELS='16'\n"
+	    "NCCL_BUFFSIZE='16777216'\n"
+	    "NCCL_NTHREADS='512'\n");
+	/* setdefault: whoever launches python wins. */
+	assert_host_env("rtx-02", "NCCL_ALGO=CollnetDirect",
+	    "CUDA_HOME='/usr/local/cuda-13.0'\n"
+	    "TRITON_PTXAS_PATH='/usr/local/cuda-13.0/bin/ptxas'\n"
+	    "NCCL_PROTO='LL'\n"
+	    "NCCL_ALGO='CollnetDirect'\n"
+	    "NCCL_P2P_LEVEL='SYS'\n"
+	    "NCCL_MAX_NCHANNELS='16'\n"
+	    "NCCL_BUFFSIZE='16777216'\n"
+	    "NCCL_NTHREADS='512'\n");
+}
+END_TEST
+
+START_TEST(test_seed_broken_is_silent_failure)
+{
+	char *seed = tu_fixture("seed-broken.sitecustomize.py"), *text;
+	char *py, *perr;
+	size_t len;
+
+	text = tu_read(seed, &len);
+	ck_assert_ptr_nonnull(text);
+	py = python_env(text, len, NULL, &perr);
+	/* Python exits 0, mutters on stderr, and sets nothing. */
+	ck_assert_ptr_nonnull(strstr(perr, "Error in sitecustomize"));
+	ck_assert_ptr_nonnull(strstr(perr,
+	    "TypeError: str expected, not ellipsis"));
+	ck_assert_ptr_nonnull(strstr(py, "NCCL_PROTO=None\n"));
+	free(py);
+	free(perr);
+	free(text);
+	free(seed);
+}
+END_TEST
+
+START_TEST(test_override_policy_beats_launcher)
+{
+	char *inv = data("fleet.yaml"), *pb = data("block.yaml"), *py, *perr;
+	struct tu_run r;
+
+	envctl(&r, "render", inv, "--host", "rtx-02", "-p", pb);
+	ck_assert_msg(r.status == 0, "%s", r.errout);
+	ck_assert_ptr_nonnull(strstr(r.out,
+	    "# BEGIN envctl managed block: tuning\n"));
+	py = python_env(r.out, r.outlen, "NCCL_ALGO=CollnetDirect", &perr);
+	ck_assert_ptr_nonnull(strstr(py, "NCCL_PROTO='LL'\n"));
+	ck_assert_ptr_nonnull(strstr(py, "NCCL_ALGO='Tree'\n"));
+	free(py);
+	free(perr);
+	tu_run_free(&r);
+	free(inv);
+	free(pb);
+}
+END_TEST
+
+START_TEST(test_hostile_value)
+{
+	char *pwned = xasprintf("%s/pwned", dir);
+	char *hostile = xasprintf("\"); import os; os.system(\"touch %s\"); "
+	    "(\"\\ \\n '''", pwned);
+	char *inv_text = xasprintf("all:\n  hosts:\n    h1:\n"
+	    "      nccl_proto: |-\n        %s\n", hostile);
+	char *inv = tu_writes(dir, "hostile.yaml", inv_text);
+	char *want = xasprintf("NCCL_PROTO=%s\n", hostile), *py, *perr;
+	char *argv[] = { (char *)tu_python(), "-c",
+	    "import os; print('NCCL_PROTO=' + os.environ['NCCL_PROTO'])",
+	    NULL };
+	char *sub = xasprintf("%s/site", dir), *pp;
+	struct tu_run r, p;
+
+	envctl(&r, "render", inv, "--host", "h1", NULL, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.errout);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	free(tu_write(sub, "sitecustomize.py", r.out, r.outlen));
+	pp = xasprintf("PYTHONPATH=%s", sub);
+	{
+		char *envp[] = { "PATH=/usr/bin:/bin", pp, NULL };
+
+		tu_run(&p, argv, envp, NULL, 0);
+	}
+	ck_assert_str_eq(p.errout, "");
+	ck_assert_str_eq(p.out, want);
+	ck_assert_int_eq(access(pwned, F_OK), -1);
+	(void)py;
+	(void)perr;
+	tu_run_free(&p);
+	tu_run_free(&r);
+	free(pp);
+	free(sub);
+	free(want);
+	free(inv);
+	free(inv_text);
+	free(hostile);
+	free(pwned);
+}
+END_TEST
+
+START_TEST(test_nul_refused)
+{
+	char *inv = tu_writes(dir, "nul.yaml", "all:\n  hosts:\n    h1:\n"
+	    "      nccl_proto: \"a\\0b\"\n");
+	struct tu_run r;
+
+	envctl(&r, "check", inv, NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_ptr_nonnull(strstr(r.errout, "h1: "));
+	ck_assert_ptr_nonnull(strstr(r.errout, "nul.yaml:4:19: variable "
+	    "'nccl_proto' contains a NUL byte"));
+	tu_run_free(&r);
+	free(inv);
+	inv = tu_writes(dir, "list.yaml", "all:\n  hosts:\n    h1:\n"
+	    "      nccl_proto: [a, b]\n");
+	envctl(&r, "check", inv, NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_ptr_nonnull(strstr(r.errout, "list.yaml:4:19: variable "
+	    "'nccl_proto' is a list; only strings, numbers and booleans"));
+	tu_run_free(&r);
+	free(inv);
+}
+END_TEST
+
+START_TEST(test_check_ok_and_verbose)
+{
+	char *inv = data("fleet.yaml");
+	struct tu_run r;
+
+	envctl(&r, "check", inv, NULL, NULL, NULL, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.errout);
+	ck_assert_ptr_nonnull(strstr(r.out, ": 4 hosts, 4 selected\n"));
+	ck_assert_ptr_nonnull(strstr(r.out, "playbook 'cuda13-nccl', mode "
+	    "file, policy setdefault, 8 variables\n"));
+	ck_assert_ptr_nonnull(strstr(r.out, "check: ok\n"));
+	tu_run_free(&r);
+	envctl(&r, "check", inv, "-l", "rtx,!rtx-01", "-v", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.errout);
+	ck_assert_ptr_nonnull(strstr(r.out, ": 4 hosts, 1 selected\n"));
+	ck_assert_ptr_nonnull(strstr(r.out, "rtx-02: CUDA_HOME=/usr/local/"
+	    "cuda-13.0 TRITON_PTXAS_PATH="));
+	ck_assert_ptr_null(strstr(r.out, "rtx-01:"));
+	tu_run_free(&r);
+	envctl(&r, "check", inv, "-q", NULL, NULL, NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "");
+	tu_run_free(&r);
+	free(inv);
+}
+END_TEST
+
+START_TEST(test_check_reports_every_undefined)
+{
+	char *inv = data("fleet.yaml"), *pb = data("undefined.yaml"), *want;
+	struct tu_run r;
+
+	envctl(&r, "check", inv, "-p", pb, NULL, NULL);
+	ck_assert_int_eq(r.status, 1);
+	want = xasprintf("h100-01: %s:3:15: undefined variable 'cuda_root'",
+	    pb);
+	ck_assert_msg(strstr(r.errout, want) != NULL, "%s", r.errout);
+	free(want);
+	want = xasprintf("rtx-01: %s:5:15: undefined variable 'nccl_algo'",
+	    pb);
+	ck_assert_msg(strstr(r.errout, want) != NULL, "%s", r.errout);
+	free(want);
+	/* rtx-02 sets nccl_algo in the inventory: 3 hosts lack it, not 4. */
+	{
+		const char *p = r.errout;
+		int count = 0;
+
+		while ((p = strstr(p, "'nccl_algo'")) != NULL) {
+			count++;
+			p++;
+		}
+		ck_assert_int_eq(count, 3);
+	}
+	ck_assert_ptr_nonnull(strstr(r.errout, "check: 7 problems found\n"));
+	tu_run_free(&r);
+	free(inv);
+	free(pb);
+}
+END_TEST
+
+static void
+assert_bad_inventory(const char *text, const char *want)
+{
+	char *inv = tu_writes(dir, "bad.yaml", text);
+	char *full = xasprintf("%s%s", inv, want);
+	struct tu_run r;
+
+	envctl(&r, "check", inv, NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.errout, full) != NULL, "want '%s' in:\n%s",
+	    full, r.errout);
+	tu_run_free(&r);
+	free(full);
+	free(inv);
+}
+
+START_TEST(test_bad_inventories)
+{
+	/* Bad indentation, a tab, an unclosed quote: libyaml's words. */
+	assert_bad_inventory("all:\n  hosts:\n    h1:\n   h2:\n", ":4:");
+	assert_bad_inventory("all:\n\thosts:\n", ":2:1: ");
+	assert_bad_inventory("all:\n  hosts:\n    'h1:\n", ":");
+	assert_bad_inventory("all:\n  hots:\n    h1:\n", ":2:3: unknown key "
+	    "'hots'");
+	assert_bad_inventory("all:\n  children:\n    a:\n      children:\n"
+	    "        b:\n          children:\n            a:\n"
+	    "          hosts: {h1: }\n", ":7:13: group cycle: a -> b -> a");
+}
+END_TEST
+
+START_TEST(test_block_render_current)
+{
+	char *inv = data("fleet.yaml"), *pb = data("block.yaml");
+	char *seed = tu_fixture("seed-broken.sitecustomize.py"), *orig, *again;
+	size_t len;
+	struct tu_run r, r2;
+
+	orig = tu_read(seed, &len);
+	envctl(&r, "render", inv, "--host", "h100-01", "-p", pb);
+	tu_run_free(&r);
+	{
+		char *argv[] = { (char *)tu_envctl(), "render", inv, "--host",
+		    "h100-01", "-p", pb, "--current", seed, NULL };
+
+		tu_run(&r, argv, NULL, NULL, 0);
+	}
+	ck_assert_msg(r.status == 0, "%s", r.errout);
+	/* The seed is kept byte for byte in front of the block. */
+	ck_assert_int_eq(memcmp(r.out, orig, len), 0);
+	ck_assert_ptr_nonnull(strstr(r.out + len,
+	    "# BEGIN envctl managed block: tuning\n"));
+	again = tu_write(dir, "rendered.py", r.out, r.outlen);
+	{
+		char *argv[] = { (char *)tu_envctl(), "render", inv, "--host",
+		    "h100-01", "-p", pb, "--current", again, NULL };
+
+		tu_run(&r2, argv, NULL, NULL, 0);
+	}
+	ck_assert_uint_eq(r2.outlen, r.outlen);
+	ck_assert_int_eq(memcmp(r2.out, r.out, r.outlen), 0);
+	tu_run_free(&r2);
+	tu_run_free(&r);
+	free(again);
+	free(orig);
+	free(seed);
+	free(inv);
+	free(pb);
+}
+END_TEST
+
+START_TEST(test_usage_and_exit_codes)
+{
+	struct tu_run r;
+	char *inv = data("fleet.yaml");
+
+	envctl(&r, "--version", NULL, NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "envctl "));
+	tu_run_free(&r);
+	envctl(&r, "--help", NULL, NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "commands:"));
+	ck_assert_ptr_nonnull(strstr(r.out, "render"));
+	tu_run_free(&r);
+	envctl(&r, "chek", inv, NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(r.status, 64);
+	ck_assert_ptr_nonnull(strstr(r.errout, "unknown command 'chek' (did "
+	    "you mean 'check'?)"));
+	tu_run_free(&r);
+	envctl(&r, "check", NULL, NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(r.status, 64);
+	ck_assert_ptr_nonnull(strstr(r.errout, "missing operand"));
+	ck_assert_ptr_nonnull(strstr(r.errout, "usage: envctl check"));
+	tu_run_free(&r);
+	envctl(&r, "check", inv, "--bogus", NULL, NULL, NULL);
+	ck_assert_int_eq(r.status, 64);
+	ck_assert_ptr_nonnull(strstr(r.errout, "unknown option '--bogus'"));
+	tu_run_free(&r);
+	envctl(&r, "render", "--help", NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "--current FILE"));
+	tu_run_free(&r);
+	envctl(&r, "render", inv, NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(r.status, 64);
+	tu_run_free(&r);
+	envctl(&r, "render", inv, "--host", "nope", NULL, NULL);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_ptr_nonnull(strstr(r.errout, "host 'nope' is not in"));
+	tu_run_free(&r);
+	envctl(&r, "check", "/nonexistent/hosts.yaml", NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_ptr_nonnull(strstr(r.errout, "/nonexistent/hosts.yaml"));
+	tu_run_free(&r);
+	free(inv);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("cli");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_default_playbook_in_python);
+	tcase_add_test(tc, test_seed_broken_is_silent_failure);
+	tcase_add_test(tc, test_override_policy_beats_launcher);
+	tcase_add_test(tc, test_hostile_value);
+	tcase_add_test(tc, test_nul_refused);
+	tcase_add_test(tc, test_check_ok_and_verbose);
+	tcase_add_test(tc, test_check_reports_every_undefined);
+	tcase_add_test(tc, test_bad_inventories);
+	tcase_add_test(tc, test_block_render_current);
+	tcase_add_test(tc, test_usage_and_exit_codes);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,268 @@
+/* check_playbook.c - playbook loading, validation and lookup. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/err.h"
+#include "common/xmalloc.h"
+#include "controller/playbook.h"
+#include "controller/yamldoc.h"
+#include "testutil.h"
+
+static char *dir;
+
+static void
+setup(void)
+{
+	dir = tu_mkdtemp();
+}
+
+static void
+teardown(void)
+{
+	tu_rmtree(dir);
+	free(dir);
+}
+
+/* Loads text as pb.yaml in the temp dir; returns the code, err filled. */
+static int
+load(const char *text, struct playbook **pb, struct err *err)
+{
+	char *p = tu_writes(dir, "pb.yaml", text);
+	int r = playbook_load(pb, p, err);
+
+	free(p);
+	return r;
+}
+
+/* Asserts that err's chain holds a line containing want. */
+static void
+assert_err(const struct err *err, const char *want)
+{
+	struct buf b = ENVCTL_BUF_INIT;
+
+	err_format(err, &b);
+	ck_assert_msg(strstr(b.data, want) != NULL, "want '%s' in:\n%s", want,
+	    b.data);
+	buf_release(&b);
+}
+
+START_TEST(test_default_playbook)
+{
+	char *p = tu_srcpath("playbooks/cuda13-nccl.yaml");
+	struct err err = ENVCTL_ERR_INIT;
+	struct playbook *pb;
+	static const char *const names[] = { "CUDA_HOME",
+		"TRITON_PTXAS_PATH", "NCCL_PROTO", "NCCL_ALGO",
+		"NCCL_P2P_LEVEL", "NCCL_MAX_NCHANNELS", "NCCL_BUFFSIZE",
+		"NCCL_NTHREADS" };
+	size_t i;
+
+	ck_assert_int_eq(playbook_load(&pb, p, &err), 0);
+	ck_assert_str_eq(pb->name, "cuda13-nccl");
+	ck_assert_int_eq(pb->mode, ENVCTL_MODE_FILE);
+	ck_assert_int_eq(pb->policy, ENVCTL_POLICY_SETDEFAULT);
+	ck_assert_ptr_null(pb->target);
+	ck_assert_str_eq(pb->interpreter, "python3");
+	ck_assert_uint_eq(pb->nenv, 8);
+	for (i = 0; i < 8; i++)
+		ck_assert_str_eq(pb->env[i].name, names[i]);
+	ck_assert_int_eq(pb->env[0].check, ENVCTL_CHECK_DIR);
+	ck_assert_int_eq(pb->env[1].check, ENVCTL_CHECK_EXECUTABLE);
+	ck_assert_int_eq(pb->env[2].check, ENVCTL_CHECK_NONE);
+	ck_assert_str_eq(pb->env[0].value->str, "{{ cuda_home }}");
+	ck_assert_ptr_nonnull(strstr(pb->template.data, "{{ envctl_env }}"));
+	ck_assert_ptr_nonnull(strstr(pb->template.data, "apport_python_hook"));
+	ck_assert_str_eq(pb->backup_dir, "/var/backups/envctl");
+	ck_assert_int_eq(pb->backup_keep, 10);
+	ck_assert_int_eq(pb->create_mode, 0644);
+	playbook_free(pb);
+	free(p);
+}
+END_TEST
+
+START_TEST(test_minimal_block_defaults)
+{
+	struct err err = ENVCTL_ERR_INIT;
+	struct playbook *pb;
+
+	ck_assert_int_eq(load("env:\n  A: x\n  B:\n    value: '{{ b }}'\n"
+	    "    secret: yes\n    comment: the b\n", &pb, &err), 0);
+	ck_assert_str_eq(pb->name, "pb");
+	ck_assert_int_eq(pb->mode, ENVCTL_MODE_BLOCK);
+	ck_assert_uint_eq(pb->nenv, 2);
+	ck_assert_int_eq(pb->env[1].secret, 1);
+	ck_assert_str_eq(pb->env[1].comment, "the b");
+	ck_assert_int_eq(pb->backup_keep, ENVCTL_BACKUP_KEEP);
+	playbook_free(pb);
+}
+END_TEST
+
+START_TEST(test_unknown_key_suggests)
+{
+	struct err err = ENVCTL_ERR_INIT;
+	struct playbook *pb;
+
+	ck_assert_int_eq(load("env:\n  A: x\npolicyy: override\n", &pb, &err),
+	    ENVCTL_EINVALID);
+	ck_assert_ptr_null(pb);
+	assert_err(&err, "pb.yaml:3:1: unknown key 'policyy' in the playbook "
+	    "(did you mean 'policy'?)");
+	err_release(&err);
+}
+END_TEST
+
+START_TEST(test_every_problem_reported)
+{
+	struct err err = ENVCTL_ERR_INIT;
+	struct playbook *pb;
+
+	ck_assert_int_eq(load(
+	    "mode: blok\n"
+	    "policy: 3\n"
+	    "env:\n"
+	    "  1BAD: x\n"
+	    "  GOOD:\n"
+	    "    value: v\n"
+	    "    check: directory\n"
+	    "    secret: maybe\n"
+	    "  LIST: [a]\n"
+	    "  MULTI:\n"
+	    "    value: v\n"
+	    "    comment: \"two\\nlines\"\n"
+	    "backup:\n"
+	    "  dir: relative/dir\n"
+	    "  keep: 0\n"
+	    "create:\n"
+	    "  mode: \"0999\"\n", &pb, &err), ENVCTL_EINVALID);
+	assert_err(&err, "pb.yaml:1:7: invalid mode 'blok' (expected one of "
+	    "block, file; did you mean 'block'?)");
+	assert_err(&err, "pb.yaml:2:9: invalid policy '3'");
+	assert_err(&err, "pb.yaml:4:3: invalid environment variable name "
+	    "'1BAD'");
+	assert_err(&err, "pb.yaml:7:12: invalid check 'directory'");
+	assert_err(&err, "pb.yaml:8:13: 'secret' must be true or false, not "
+	    "a string");
+	assert_err(&err, "pb.yaml:9:9: value of 'LIST' must be a string, not "
+	    "a list");
+	assert_err(&err, "pb.yaml:12:14: 'comment' must be one line");
+	assert_err(&err, "pb.yaml:14:8: backup 'dir' must be an absolute "
+	    "path, not 'relative/dir'");
+	assert_err(&err, "pb.yaml:15:9: backup 'keep' must be an integer from "
+	    "1 to 10000, not '0'");
+	assert_err(&err, "pb.yaml:17:9: create 'mode' must be an octal file "
+	    "mode");
+	ck_assert_int_eq(err_count(&err), 10);
+	err_release(&err);
+}
+END_TEST
+
+START_TEST(test_template_rules)
+{
+	struct err err = ENVCTL_ERR_INIT;
+	struct playbook *pb;
+
+	ck_assert_int_eq(load("mode: file\nenv: {A: x}\n", &pb, &err),
+	    ENVCTL_EINVALID);
+	assert_err(&err, "'mode: file' needs a 'template'");
+	err_release(&err);
+	ck_assert_int_eq(load("template: t.tmpl\nenv: {A: x}\n", &pb, &err),
+	    ENVCTL_EINVALID);
+	assert_err(&err, "pb.yaml:1:11: 'template' is only used with "
+	    "'mode: file'");
+	err_release(&err);
+	ck_assert_int_eq(load("mode: file\ntemplate: missing.tmpl\n"
+	    "env: {A: x}\n", &pb, &err), ENVCTL_ENOTFOUND);
+	assert_err(&err, "pb.yaml:2:11: template: cannot open '");
+	assert_err(&err, "missing.tmpl': No such file or directory");
+	err_release(&err);
+	free(tu_writes(dir, "t.tmpl", "# hi\n{{ envctl_env }}\n"));
+	ck_assert_int_eq(load("mode: file\ntemplate: t.tmpl\nenv: {A: x}\n",
+	    &pb, &err), 0);
+	ck_assert_str_eq(pb->template.data, "# hi\n{{ envctl_env }}\n");
+	playbook_free(pb);
+}
+END_TEST
+
+START_TEST(test_structure_errors)
+{
+	struct err err = ENVCTL_ERR_INIT;
+	struct playbook *pb;
+
+	ck_assert_int_eq(load("- a\n- b\n", &pb, &err), ENVCTL_EINVALID);
+	assert_err(&err, "pb.yaml:1:1: a playbook must be a mapping, not a "
+	    "list");
+	err_release(&err);
+	ck_assert_int_eq(load("name: x\n", &pb, &err), ENVCTL_EINVALID);
+	assert_err(&err, "the playbook has no 'env'");
+	err_release(&err);
+	ck_assert_int_eq(load("env:\n\tA: x\n", &pb, &err), ENVCTL_EPARSE);
+	assert_err(&err, "pb.yaml:2:1: ");
+	assert_err(&err, "tab");
+	err_release(&err);
+	ck_assert_int_eq(load("name: 'unclosed\nenv: {}\n", &pb, &err),
+	    ENVCTL_EPARSE);
+	assert_err(&err, "pb.yaml:");
+	err_release(&err);
+	ck_assert_int_eq(load("interpreter: '{{ py }}'\nenv: {A: x}\n", &pb,
+	    &err), ENVCTL_EUNSUPPORTED);
+	assert_err(&err, "pb.yaml:1:14: 'interpreter' cannot be templated");
+	err_release(&err);
+	ck_assert_int_eq(load("path: site.py\nenv: {A: x}\n", &pb, &err),
+	    ENVCTL_EINVALID);
+	assert_err(&err, "'path' must be 'auto' or an absolute path");
+	err_release(&err);
+}
+END_TEST
+
+START_TEST(test_find)
+{
+	struct err err = ENVCTL_ERR_INIT;
+	char *out, *want;
+
+	ck_assert_int_eq(playbook_find(&out, "x/pb.yaml", "/base", &err), 0);
+	ck_assert_str_eq(out, "/base/x/pb.yaml");
+	free(out);
+	ck_assert_int_eq(playbook_find(&out, "/abs/pb.yml", "/base", &err), 0);
+	ck_assert_str_eq(out, "/abs/pb.yml");
+	free(out);
+	free(tu_writes(dir, "mine.yaml", "env: {A: x}\n"));
+	setenv("ENVCTL_PLAYBOOK_PATH", dir, 1);
+	ck_assert_int_eq(playbook_find(&out, "mine", NULL, &err), 0);
+	want = xasprintf("%s/mine.yaml", dir);
+	ck_assert_str_eq(out, want);
+	free(out);
+	free(want);
+	ck_assert_int_eq(playbook_find(&out, "nosuch", NULL, &err),
+	    ENVCTL_ENOTFOUND);
+	assert_err(&err, "playbook 'nosuch' not found (looked in ");
+	assert_err(&err, dir);
+	err_release(&err);
+	unsetenv("ENVCTL_PLAYBOOK_PATH");
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("playbook");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_default_playbook);
+	tcase_add_test(tc, test_minimal_block_defaults);
+	tcase_add_test(tc, test_unknown_key_suggests);
+	tcase_add_test(tc, test_every_problem_reported);
+	tcase_add_test(tc, test_template_rules);
+	tcase_add_test(tc, test_structure_errors);
+	tcase_add_test(tc, test_find);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
