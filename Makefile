@@ -10,6 +10,7 @@ PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
 DATADIR ?= $(PREFIX)/share/envctl
+LIBEXECDIR ?= $(PREFIX)/libexec/envctl
 DESTDIR ?=
 
 CC ?= cc
@@ -30,7 +31,8 @@ WARN = -Wall -Wextra -Wformat=2 -Wshadow -Wstrict-prototypes \
 CFLAGS ?= -O2 -g
 ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
 	$(WARN) $(CFLAGS) $(SAN_FLAGS) -I. -MMD -MP \
-	-DENVCTL_VERSION='"$(VERSION)"' -DENVCTL_DATADIR='"$(DATADIR)"'
+	-DENVCTL_VERSION='"$(VERSION)"' -DENVCTL_DATADIR='"$(DATADIR)"' \
+	-DENVCTL_LIBEXECDIR='"$(LIBEXECDIR)"'
 ALL_LDFLAGS = $(LDFLAGS) $(SAN_FLAGS)
 
 CTL_PKGS = libssh yaml-0.1 jansson libcrypto
@@ -54,15 +56,29 @@ endif
 COMMON_SRC = $(wildcard common/*.c)
 CTL_SRC = $(filter-out controller/main.c,$(wildcard controller/*.c))
 TEST_SRC = $(wildcard tests/unit/check_*.c)
+AGENT_SRC = $(wildcard agent/*.c)
 
 COMMON_OBJ = $(COMMON_SRC:%.c=$(B)/%.o)
 CTL_OBJ = $(CTL_SRC:%.c=$(B)/%.o)
 TEST_BIN = $(TEST_SRC:tests/unit/%.c=$(B)/tests/%)
 TEST_HELPERS = $(B)/tests/testutil.o
 
-ENVCTL = $(B)/envctl
+AGENT_OBJ = $(AGENT_SRC:%.c=$(B)/%.o)
 
-all: $(ENVCTL)
+ENVCTL = $(B)/envctl
+AGENT = $(B)/envctl-agent
+
+# The agent is shipped to hosts, so it is static (glibc and jansson linked
+# in); sanitizer runtimes cannot be static, so that build is dynamic.
+ifeq ($(SANITIZE),)
+AGENT_LDFLAGS = -static
+AGENT_LIBS = -l:libjansson.a
+else
+AGENT_LDFLAGS =
+AGENT_LIBS = $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null)
+endif
+
+all: $(ENVCTL) $(if $(AGENT_SRC),$(AGENT))
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -81,21 +97,25 @@ $(B)/libcontroller.a: $(CTL_OBJ)
 $(ENVCTL): $(B)/controller/main.o $(B)/libcontroller.a $(B)/libcommon.a
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(CTL_LIBS)
 
+$(AGENT): $(AGENT_OBJ) $(B)/libcommon.a
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) $(AGENT_LDFLAGS) -o $@ $^ $(AGENT_LIBS)
+
 $(B)/tests/check_%: $(B)/tests/check_%.o $(TEST_HELPERS) \
     $(B)/libcontroller.a $(B)/libcommon.a
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(CTL_LIBS) $(CHECK_LIBS)
 
 # Unit tests find fixtures and the built program through these.
 TEST_ENV = ENVCTL_SRCDIR=$(CURDIR) ENVCTL_BIN=$(CURDIR)/$(ENVCTL) \
+	ENVCTL_AGENT=$(CURDIR)/$(AGENT) \
 	ENVCTL_PLAYBOOK_PATH=$(CURDIR)/playbooks \
 	ENVCTL_FIXTURES=$(abspath $(CURDIR)/../shared/fixtures) \
 	CK_DEFAULT_TIMEOUT=60
 
-check-unit: $(ENVCTL) $(TEST_BIN)
+check-unit: all $(TEST_BIN)
 	$(Q)$(TEST_ENV) sh tests/run-unit $(TEST_BIN)
 
 # End-to-end scenarios against real sshd test hosts (needs root).
-check-e2e: $(ENVCTL)
+check-e2e: all
 	$(Q)$(TEST_ENV) tests/e2e/run
 
 # Runs the suites without linking envctl, e.g. one module on its own:
@@ -103,7 +123,7 @@ check-e2e: $(ENVCTL)
 check-only: $(TEST_BIN)
 	$(Q)$(TEST_ENV) sh tests/run-unit $(TEST_BIN)
 
-check: lint-layers
+check: lint-layers lint-man
 	$(Q)$(MAKE) --no-print-directory check-unit
 	$(Q)$(MAKE) --no-print-directory check-e2e
 	$(Q)echo '== again under SANITIZE=address,undefined'
@@ -116,10 +136,19 @@ check: lint-layers
 lint-layers:
 	$(Q)sh tests/lint-layers
 
+# The main job on a built-in demo fleet of real local sshd hosts (root).
+demo: all
+	$(Q)B=$(B) scripts/demo start
+
+demo-stop:
+	$(Q)scripts/demo stop
+
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) \
+	    $(DESTDIR)$(MANDIR)/man1 \
 	    $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(DATADIR)/playbooks
 	install -m 0755 $(ENVCTL) $(DESTDIR)$(BINDIR)/envctl
+	install -m 0755 $(AGENT) $(DESTDIR)$(LIBEXECDIR)/envctl-agent
 	install -m 0644 docs/envctl.1 $(DESTDIR)$(MANDIR)/man1/envctl.1
 	install -m 0644 docs/envctl-inventory.5 docs/envctl-playbook.5 \
 	    $(DESTDIR)$(MANDIR)/man5/
@@ -128,6 +157,7 @@ install: all
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/envctl $(DESTDIR)$(MANDIR)/man1/envctl.1 \
+	    $(DESTDIR)$(LIBEXECDIR)/envctl-agent \
 	    $(DESTDIR)$(MANDIR)/man5/envctl-inventory.5 \
 	    $(DESTDIR)$(MANDIR)/man5/envctl-playbook.5
 	rm -rf $(DESTDIR)$(DATADIR)
@@ -140,7 +170,7 @@ lint-man:
 clean:
 	rm -rf build
 
-.PHONY: all check check-unit check-e2e check-only lint-layers lint-man install uninstall clean
+.PHONY: all demo demo-stop check check-unit check-e2e check-only lint-layers lint-man install uninstall clean
 .SECONDARY:
 
 -include $(shell find build -name '*.d' 2>/dev/null)

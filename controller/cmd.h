@@ -13,11 +13,54 @@
 #define ENVCTL_EXIT_PENDING	2	/* changes pending / drift found */
 #define ENVCTL_EXIT_USAGE	64	/* usage error (sysexits EX_USAGE) */
 
+#include <stddef.h>
+
+struct context;
 struct err;
+struct host_plan;
 struct opt;
 
 int	cmd_check(int argc, char **argv);
+int	cmd_facts(int argc, char **argv);
+int	cmd_plan(int argc, char **argv);
 int	cmd_render(int argc, char **argv);
+
+/* The options every command that reaches hosts shares. */
+struct fleet_args {
+	const char	*playbook;
+	const char	*limit;
+	const char	*ssh_config;
+	const char	*known_hosts;
+	const char	*color;
+	int		 forks;
+	int		 timeout;
+	int		 accept_new;
+	int		 json;
+	int		 quiet;
+	int		 verbose;
+};
+
+#define ENVCTL_FLEET_NOPTS	11
+#define ENVCTL_DEFAULT_FORKS	50
+#define ENVCTL_DEFAULT_TIMEOUT	30
+
+/* Sets defaults in a and writes ENVCTL_FLEET_NOPTS entries into opts. */
+void	cmd_fleet_options(struct opt *opts, struct fleet_args *a);
+/* 1 when output to fd should be coloured (--color, NO_COLOR, a TTY). */
+int	cmd_use_color(const char *when, int fd);
+
+/*
+ * Loads inventory and playbook, then reads every selected host in
+ * parallel; *out gets one host_plan per selected host, in inventory order
+ * (*nout of them; free with cmd_plans_free); done(arg, hp), if not NULL, is
+ * called in inventory order as soon as each plan is complete.  Returns an exit code:
+ * ENVCTL_EXIT_OK when the hosts could be tried (their own failures are in
+ * the plans), else ENVCTL_EXIT_FAIL after printing why.
+ */
+int	cmd_run_plans(struct context *ctx, const char *inventory,
+	    const struct fleet_args *a, struct host_plan ***out, size_t *nout,
+	    void (*done)(void *, struct host_plan *), void *arg);
+void	cmd_plans_free(struct host_plan **hps, size_t n);
 
 /*
  * Shared by the commands: parses options (argv[1..]); on --help prints the

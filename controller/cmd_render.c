@@ -12,11 +12,13 @@
 #include "controller/opts.h"
 #include "controller/output.h"
 #include "controller/playbook.h"
+#include "controller/report.h"
 
 #define CURRENT_MAX	(16u * 1024 * 1024)
 
 static const char *const usage[] = {
-	"envctl render INVENTORY --host HOST [-p PLAYBOOK] [--current FILE]",
+	"envctl render INVENTORY --host HOST [-p PLAYBOOK] [--current FILE] "
+	    "[--show-secrets]",
 	NULL
 };
 
@@ -24,6 +26,7 @@ int
 cmd_render(int argc, char **argv)
 {
 	const char *playbook = NULL, *hostname = NULL, *current = NULL;
+	int show_secrets = 0;
 	struct opt opts[] = {
 		{ 'p', "playbook", ENVCTL_OPT_STRING, &playbook, "PLAYBOOK",
 		    "playbook name or file (default: envctl_playbook, "
@@ -33,6 +36,8 @@ cmd_render(int argc, char **argv)
 		{ 0, "current", ENVCTL_OPT_STRING, &current, "FILE",
 		    "splice the block into FILE (mode: block; default: "
 		    "an empty file)", 0, 0 },
+		{ 0, "show-secrets", ENVCTL_OPT_FLAG, &show_secrets, NULL,
+		    "print secret: true values instead of ********", 0, 0 },
 		ENVCTL_OPT_END_ENTRY
 	};
 	struct context ctx = { 0 };
@@ -41,6 +46,7 @@ cmd_render(int argc, char **argv)
 	struct buf cur;
 	const struct host *h;
 	char **operands = xcalloc((size_t)argc, sizeof(char *));
+	size_t i;
 	int n, code = ENVCTL_EXIT_FAIL;
 
 	buf_init(&cur, CURRENT_MAX);
@@ -51,7 +57,8 @@ cmd_render(int argc, char **argv)
 		code = ENVCTL_EXIT_USAGE;
 		goto out;
 	}
-	if (context_load(&ctx, operands[0], playbook, NULL, &err) != 0)
+	/* Only this host counts, for envctl_playbook too. */
+	if (context_load(&ctx, operands[0], playbook, hostname, &err) != 0)
 		goto fail;
 	if ((h = inventory_find(ctx.inv, hostname)) == NULL) {
 		err_set(&err, ENVCTL_ENOTFOUND, "host '%s' is not in '%s'",
@@ -60,7 +67,16 @@ cmd_render(int argc, char **argv)
 	}
 	if (current != NULL && buf_read_file(&cur, current, &err) != 0)
 		goto fail;
-	if (desired_render(&d, ctx.pb, h, current != NULL ? cur.data : NULL,
+	if (desired_values(&d, ctx.pb, h, &err) != 0)
+		goto fail;
+	for (i = 0; i < d.nvars && !show_secrets; i++) {
+		if (!d.vars[i].secret)
+			continue;
+		explicit_wipe(d.vars[i].value, strlen(d.vars[i].value));
+		free(d.vars[i].value);
+		d.vars[i].value = xstrdup(ENVCTL_MASK);
+	}
+	if (desired_content(&d, ctx.pb, h, current != NULL ? cur.data : NULL,
 	    cur.len, current != NULL ? current : "(empty file)", &err) != 0)
 		goto fail;
 	if (out_write(d.content.data, d.content.len) == 0)

@@ -12,14 +12,16 @@
 #include "controller/template.h"
 #include "controller/yamldoc.h"
 
+/* Variables may refer to variables, as in Ansible; this bounds loops. */
+#define MAX_DEPTH	16
+
 struct lookup {
 	const struct playbook *pb;
 	const struct host *h;
 	char		**strs;		/* values handed out, freed at the end */
 	size_t		 nstrs, alloc;
-	char		*nonscalar;	/* a variable that is no scalar */
-	char		*nul;		/* a variable holding a NUL byte */
-	const struct ynode *bad;	/* where that variable is defined */
+	int		 depth;
+	struct err	 why;		/* why a defined variable gave nothing */
 };
 
 static const char *
@@ -30,6 +32,48 @@ keep(struct lookup *l, struct buf *b)
 	return l->strs[l->nstrs++];
 }
 
+static int
+has_tag(const struct ynode *n, const char *tag)
+{
+	return n->tag != NULL && strcmp(n->tag, tag) == 0;
+}
+
+static const char *lookup_var(void *ctx, const char *name);
+
+/* Expands a variable's own value when it holds {{ }} (not when !unsafe). */
+static int
+expand_nested(struct lookup *l, const char *name, const struct ynode *n,
+    struct buf *b)
+{
+	struct template_pos pos;
+	struct buf x = ENVCTL_BUF_INIT;
+	struct err e = ENVCTL_ERR_INIT;
+	int r;
+
+	if (has_tag(n, "!unsafe") || !template_has_syntax(b->data, b->len))
+		return 0;
+	if (l->depth >= MAX_DEPTH)
+		return err_setat(&l->why, ENVCTL_EINVALID, n->path, n->line,
+		    n->col, "variable '%s' refers to itself, or nests more "
+		    "than %d deep", name, MAX_DEPTH);
+	pos.path = n->path;
+	pos.line = n->line;
+	pos.col = n->col + (n->plain || n->tag != NULL ? 0 : 1);
+	l->depth++;
+	r = template_expand(&x, b->data, b->len, &pos, lookup_var, l, &e);
+	l->depth--;
+	if (r != 0) {
+		if (l->why.code == 0)
+			err_move(&l->why, &e);
+		err_release(&e);
+		buf_wipe(&x);
+		return r;
+	}
+	buf_wipe(b);
+	*b = x;
+	return 0;
+}
+
 static const char *
 lookup_var(void *ctx, const char *name)
 {
@@ -38,37 +82,47 @@ lookup_var(void *ctx, const char *name)
 	struct buf b = ENVCTL_BUF_INIT;
 	const char *dot;
 
-	n = host_var(l->h, name);
-	if (n == NULL)
-		n = ymap_get(l->pb->defaults, name);
-	if (n == NULL) {
-		if (strcmp(name, "inventory_hostname") == 0)
-			return l->h->name;
-		if (strcmp(name, "inventory_hostname_short") == 0) {
-			dot = strchr(l->h->name, '.');
-			buf_add(&b, l->h->name, dot != NULL ?
-			    (size_t)(dot - l->h->name) : strlen(l->h->name));
-			return keep(l, &b);
-		}
-		return NULL;
+	/* Magic variables, as in Ansible, cannot be overridden. */
+	if (strcmp(name, "inventory_hostname") == 0)
+		return l->h->name;
+	if (strcmp(name, "inventory_hostname_short") == 0) {
+		dot = strchr(l->h->name, '.');
+		buf_add(&b, l->h->name, dot != NULL ?
+		    (size_t)(dot - l->h->name) : strlen(l->h->name));
+		return keep(l, &b);
 	}
+	if ((n = host_var(l->h, name)) == NULL &&
+	    (n = ymap_get(l->pb->defaults, name)) == NULL)
+		return NULL;
+	if (l->why.code != 0)
+		return NULL;
 	if (n->type != ENVCTL_YSCALAR) {
-		free(l->nonscalar);
-		l->nonscalar = xstrdup(name);
-		l->bad = n;
+		err_setat(&l->why, ENVCTL_EINVALID, n->path, n->line, n->col,
+		    "variable '%s' is %s; only strings, numbers and booleans "
+		    "can be used", name, ynode_describe(n));
 		return NULL;
 	}
-	if (yscalar_text(&b, n, NULL) != 0 || strlen(b.data) != b.len) {
+	if (has_tag(n, "!vault")) {
+		err_setat(&l->why, ENVCTL_EUNSUPPORTED, n->path, n->line,
+		    n->col, "variable '%s' is vault-encrypted, which envctl "
+		    "cannot decrypt", name);
+		return NULL;
+	}
+	if (yscalar_text(&b, n, &l->why) != 0)
+		goto fail;
+	if (strlen(b.data) != b.len) {
 		/* A C string cannot carry the value whole: refuse it. */
-		if (strlen(b.data) != b.len) {
-			free(l->nul);
-			l->nul = xstrdup(name);
-			l->bad = n;
-		}
-		buf_release(&b);
-		return NULL;
+		err_setat(&l->why, ENVCTL_EINVALID, n->path, n->line, n->col,
+		    "variable '%s' contains a NUL byte, which no environment "
+		    "variable can hold", name);
+		goto fail;
 	}
+	if (expand_nested(l, name, n, &b) != 0)
+		goto fail;
 	return keep(l, &b);
+fail:
+	buf_wipe(&b);
+	return NULL;
 }
 
 int
@@ -100,22 +154,20 @@ desired_values(struct desired *d, const struct playbook *pb,
 		/* Quoted scalars start one column after their quote. */
 		pos.col = n->col + (n->plain || n->tag != NULL ? 0 : 1);
 		buf_reset(&v);
-		free(l.nonscalar);
-		free(l.nul);
-		l.nonscalar = l.nul = NULL;
+		err_release(&l.why);
 		rr = template_expand(&v, n->str, n->len, &pos, lookup_var, &l,
 		    &e);
-		if (rr == ENVCTL_EUNDEFINED && l.nonscalar != NULL)
-			rr = err_setat(&e, ENVCTL_EINVALID, l.bad->path,
-			    l.bad->line, l.bad->col, "variable '%s' is %s; only "
-			    "strings, numbers and booleans can be used (in "
-			    "%s:%d)", l.nonscalar, ynode_describe(l.bad),
+		if (rr != 0 && l.why.code != 0) {
+			/* The variable's own problem, where it is defined. */
+			char *msg = xasprintf("%s (used at %s:%d)", l.why.msg,
 			    pb->path, n->line);
-		else if (rr == ENVCTL_EUNDEFINED && l.nul != NULL)
-			rr = err_setat(&e, ENVCTL_EINVALID, l.bad->path,
-			    l.bad->line, l.bad->col, "variable '%s' contains a "
-			    "NUL byte, which no environment variable can hold "
-			    "(in %s:%d)", l.nul, pb->path, n->line);
+
+			free(l.why.msg);
+			l.why.msg = msg;
+			err_release(&e);
+			err_move(&e, &l.why);
+			rr = e.code;
+		}
 		if (rr != 0) {
 			err_sethost(&e, h->name);
 			err_move(err, &e);
@@ -136,8 +188,7 @@ desired_values(struct desired *d, const struct playbook *pb,
 		}
 		d->vars[i].value = buf_detach(&v, NULL);
 	}
-	free(l.nonscalar);
-	free(l.nul);
+	err_release(&l.why);
 	for (i = 0; i < l.nstrs; i++)
 		free(l.strs[i]);
 	free(l.strs);
@@ -151,13 +202,24 @@ desired_render(struct desired *d, const struct playbook *pb,
     const struct host *h, const char *cur, size_t curlen,
     const char *cur_label, struct err *err)
 {
+	int r;
+
+	if ((r = desired_values(d, pb, h, err)) != 0)
+		return r;
+	return desired_content(d, pb, h, cur, curlen, cur_label, err);
+}
+
+int
+desired_content(struct desired *d, const struct playbook *pb,
+    const struct host *h, const char *cur, size_t curlen,
+    const char *cur_label, struct err *err)
+{
 	struct render_var *rv;
 	struct buf code = ENVCTL_BUF_INIT;
 	size_t i;
 	int r;
 
-	if ((r = desired_values(d, pb, h, err)) != 0)
-		return r;
+	buf_reset(&d->content);
 	rv = xcalloc(d->nvars, sizeof(*rv));
 	for (i = 0; i < d->nvars; i++) {
 		rv[i].name = d->vars[i].name;

@@ -40,9 +40,14 @@ struct desired {
 int	desired_values(struct desired *d, const struct playbook *pb,
 	    const struct host *h, struct err *err);
 /*
- * desired_values, then renders d->content from the current file (cur may
- * be NULL when the host has none; cur_label names it in block errors).
+ * Renders d->content from d's values (desired_values() done) and the
+ * current file: cur may be NULL when the host has none; cur_label names it
+ * in block-marker errors.
  */
+int	desired_content(struct desired *d, const struct playbook *pb,
+	    const struct host *h, const char *cur, size_t curlen,
+	    const char *cur_label, struct err *err);
+/* desired_values, then desired_content. */
 int	desired_render(struct desired *d, const struct playbook *pb,
 	    const struct host *h, const char *cur, size_t curlen,
 	    const char *cur_label, struct err *err);

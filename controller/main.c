@@ -15,6 +15,10 @@ struct command {
 };
 
 static const struct command commands[] = {
+	{ "plan", cmd_plan,
+	    "read every host, show what apply would change" },
+	{ "facts", cmd_facts,
+	    "interpreter, sitecustomize path and effective values per host" },
 	{ "check", cmd_check,
 	    "validate the inventory and the playbook, offline" },
 	{ "render", cmd_render,
@@ -47,6 +51,10 @@ usage(int to_stderr)
 	buf_addstr(&b,
 	    "\n"
 	    "examples:\n"
+	    "    envctl plan hosts.yaml                  "
+	    "what would change, host by host\n"
+	    "    envctl plan hosts.yaml -l gpu -o p.json "
+	    "save the plan of group gpu\n"
 	    "    envctl check hosts.yaml                 "
 	    "validate everything, offline\n"
 	    "    envctl render hosts.yaml --host gpu-01  "

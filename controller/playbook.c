@@ -237,19 +237,14 @@ load_create(struct loadctx *c, const struct ynode *cr)
 	if ((m = want(c, cr, "mode", ENVCTL_YSCALAR)) == NULL)
 		return;
 	/*
-	 * Quoted "0644" is what people mean; a plain 0644 is already the
-	 * octal integer 420 under YAML 1.1, which is the same mode.
+	 * Modes are octal however they are written: "0644", 0644 (which
+	 * YAML 1.1 already reads as octal) and a bare 644 all mean rw-r--r--.
 	 */
 	errno = 0;
-	if (yscalar_kind(m) == ENVCTL_YINT) {
-		long long n;
-
-		v = yscalar_int(m, &n) == 0 ? (long)n : -1;
-	} else {
-		v = strtol(m->str, &end, 8);
-		if (errno != 0 || *end != '\0' || end == m->str)
-			v = -1;
-	}
+	v = strtol(m->str, &end, 8);
+	if (errno != 0 || *end != '\0' || end == m->str ||
+	    strspn(m->str, "01234567") != m->len)
+		v = -1;
 	if (v < 0 || v > 07777)
 		bad(c, ENVCTL_EINVALID, m, "create 'mode' must be an octal "
 		    "file mode such as \"0644\", not '%s'", m->str);
@@ -335,7 +330,7 @@ playbook_load(struct playbook **out, const char *path, struct err *err)
 	check_keys(&c, root, top_keys, "the playbook");
 	pb->name = stem(path);
 	get_string(&c, root, "name", &pb->name);
-	if (!pylit_is_identifier(pb->name) && strspn(pb->name,
+	if (pb->name[0] == '\0' || strspn(pb->name,
 	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 	    "0123456789_.-") != strlen(pb->name))
 		bad(&c, ENVCTL_EINVALID, ymap_get(root, "name"), "playbook "

@@ -250,6 +250,88 @@ START_TEST(test_nul_refused)
 }
 END_TEST
 
+START_TEST(test_nested_variables)
+{
+	char *inv = tu_writes(dir, "nested.yaml",
+	    "all:\n"
+	    "  vars:\n"
+	    "    cuda_root: /opt\n"
+	    "    cuda_home: \"{{ cuda_root }}/cuda-13.0\"\n"
+	    "  hosts:\n"
+	    "    h1:\n"
+	    "    h2:\n"
+	    "      cuda_root: /srv\n"
+	    "    h3:\n"
+	    "      nccl_proto: !unsafe '{{ raw }}'\n"
+	    "    loop:\n"
+	    "      a: '{{ b }}'\n"
+	    "      b: '{{ a }}'\n"
+	    "      nccl_algo: '{{ a }}'\n"
+	    "    vault:\n"
+	    "      nccl_algo: !vault |\n"
+	    "        $ANSIBLE_VAULT;1.1;AES256\n");
+	struct tu_run r;
+
+	envctl(&r, "render", inv, "--host", "h1", NULL, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.errout);
+	ck_assert_ptr_nonnull(strstr(r.out, "\"CUDA_HOME\", "
+	    "\"/opt/cuda-13.0\")"));
+	tu_run_free(&r);
+	/* The host's cuda_root wins inside the group's cuda_home. */
+	envctl(&r, "render", inv, "--host", "h2", NULL, NULL);
+	ck_assert_ptr_nonnull(strstr(r.out, "\"CUDA_HOME\", "
+	    "\"/srv/cuda-13.0\")"));
+	tu_run_free(&r);
+	envctl(&r, "render", inv, "--host", "h3", NULL, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.errout);
+	ck_assert_ptr_nonnull(strstr(r.out, "\"NCCL_PROTO\", "
+	    "\"{{ raw }}\")"));
+	tu_run_free(&r);
+	envctl(&r, "render", inv, "--host", "loop", NULL, NULL);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.errout, "refers to itself, or nests more "
+	    "than 16 deep") != NULL, "%s", r.errout);
+	tu_run_free(&r);
+	envctl(&r, "render", inv, "--host", "vault", NULL, NULL);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.errout, "nested.yaml:16:18: variable "
+	    "'nccl_algo' is vault-encrypted") != NULL, "%s", r.errout);
+	tu_run_free(&r);
+	free(inv);
+}
+END_TEST
+
+START_TEST(test_render_masks_secrets)
+{
+	char *inv = tu_writes(dir, "s.yaml", "all:\n  hosts:\n    h1:\n"
+	    "      token: hunter2\n");
+	char *pb = tu_writes(dir, "secret.yaml", "env:\n  TOKEN:\n"
+	    "    value: '{{ token }}'\n    secret: true\n  PLAIN: x\n");
+	struct tu_run r;
+
+	envctl(&r, "render", inv, "--host", "h1", "-p", pb);
+	ck_assert_msg(r.status == 0, "%s", r.errout);
+	ck_assert_ptr_null(strstr(r.out, "hunter2"));
+	ck_assert_ptr_nonnull(strstr(r.out, "\"TOKEN\", \"********\")"));
+	tu_run_free(&r);
+	{
+		char *argv[] = { (char *)tu_envctl(), "render", inv, "--host",
+		    "h1", "-p", pb, "--show-secrets", NULL };
+
+		tu_run(&r, argv, NULL, NULL, 0);
+	}
+	ck_assert_ptr_nonnull(strstr(r.out, "\"TOKEN\", \"hunter2\")"));
+	tu_run_free(&r);
+	envctl(&r, "check", inv, "-p", pb, "-v", NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_null(strstr(r.out, "hunter2"));
+	ck_assert_ptr_nonnull(strstr(r.out, "TOKEN=********"));
+	tu_run_free(&r);
+	free(inv);
+	free(pb);
+}
+END_TEST
+
 START_TEST(test_check_ok_and_verbose)
 {
 	char *inv = data("fleet.yaml");
@@ -417,7 +499,7 @@ START_TEST(test_usage_and_exit_codes)
 	tu_run_free(&r);
 	envctl(&r, "render", inv, "--host", "nope", NULL, NULL);
 	ck_assert_int_eq(r.status, 1);
-	ck_assert_ptr_nonnull(strstr(r.errout, "host 'nope' is not in"));
+	ck_assert_ptr_nonnull(strstr(r.errout, "'nope' matches no host"));
 	tu_run_free(&r);
 	envctl(&r, "check", "/nonexistent/hosts.yaml", NULL, NULL, NULL, NULL);
 	ck_assert_int_eq(r.status, 1);
@@ -442,6 +524,8 @@ main(void)
 	tcase_add_test(tc, test_override_policy_beats_launcher);
 	tcase_add_test(tc, test_hostile_value);
 	tcase_add_test(tc, test_nul_refused);
+	tcase_add_test(tc, test_nested_variables);
+	tcase_add_test(tc, test_render_masks_secrets);
 	tcase_add_test(tc, test_check_ok_and_verbose);
 	tcase_add_test(tc, test_check_reports_every_undefined);
 	tcase_add_test(tc, test_bad_inventories);

@@ -158,6 +158,35 @@ START_TEST(test_every_problem_reported)
 }
 END_TEST
 
+START_TEST(test_create_mode_is_octal)
+{
+	struct err err = ENVCTL_ERR_INIT;
+	struct playbook *pb;
+	static const char *const forms[] = { "\"0644\"", "0644", "644",
+		"'640'" };
+	static const int want[] = { 0644, 0644, 0644, 0640 };
+	char *text;
+	size_t i;
+
+	for (i = 0; i < 4; i++) {
+		text = xasprintf("env: {A: x}\ncreate:\n  mode: %s\n",
+		    forms[i]);
+		ck_assert_int_eq(load(text, &pb, &err), 0);
+		ck_assert_int_eq(pb->create_mode, want[i]);
+		playbook_free(pb);
+		free(text);
+	}
+	ck_assert_int_eq(load("env: {A: x}\ncreate:\n  mode: 0x1a4\n", &pb,
+	    &err), ENVCTL_EINVALID);
+	assert_err(&err, "create 'mode' must be an octal file mode");
+	err_release(&err);
+	ck_assert_int_eq(load("name: ''\nenv: {A: x}\n", &pb, &err),
+	    ENVCTL_EINVALID);
+	assert_err(&err, "pb.yaml:1:7: playbook name '' may only hold");
+	err_release(&err);
+}
+END_TEST
+
 START_TEST(test_template_rules)
 {
 	struct err err = ENVCTL_ERR_INIT;
@@ -256,6 +285,7 @@ main(void)
 	tcase_add_test(tc, test_minimal_block_defaults);
 	tcase_add_test(tc, test_unknown_key_suggests);
 	tcase_add_test(tc, test_every_problem_reported);
+	tcase_add_test(tc, test_create_mode_is_octal);
 	tcase_add_test(tc, test_template_rules);
 	tcase_add_test(tc, test_structure_errors);
 	tcase_add_test(tc, test_find);

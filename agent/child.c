@@ -1,0 +1,370 @@
+/* child.c - run a program with a deadline and capped output (see child.h). */
+#include "child.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/select.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/err.h"
+#include "common/xmalloc.h"
+
+#define CHUNK		65536
+/* How long descendants may hold the pipes open once the program exited. */
+#define GRACE_MS	200
+/* close_range(2) flag, from <linux/close_range.h> (Linux 5.11). */
+#define CLOSE_RANGE_CLOEXEC_FLAG	(1U << 2)
+
+static void
+on_sigchld(int sig)
+{
+	(void)sig;	/* only here to interrupt pselect() */
+}
+
+static long long
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int
+cloexec_pipe(int p[2])
+{
+	if (pipe(p) == -1)
+		return -1;
+	fcntl(p[0], F_SETFD, FD_CLOEXEC);
+	fcntl(p[1], F_SETFD, FD_CLOEXEC);
+	return 0;
+}
+
+static void
+close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* Marks every descriptor from low up close-on-exec (in the child). */
+static void
+cloexec_from(int low)
+{
+	long max, fd;
+
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, (unsigned int)low, ~0U,
+	    CLOSE_RANGE_CLOEXEC_FLAG) == 0)
+		return;
+#endif
+	if ((max = sysconf(_SC_OPEN_MAX)) < 0 || max > 65536)
+		max = 65536;
+	for (fd = low; fd < max; fd++)
+		fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+}
+
+/* Keeps the last keep bytes of b. */
+static void
+trim_tail(struct buf *b, size_t keep)
+{
+	if (b->len <= keep)
+		return;
+	memmove(b->data, b->data + b->len - keep, keep);
+	b->len = keep;
+	b->data[keep] = '\0';
+}
+
+/*
+ * The paths execve() tries, like execvp(): argv0 itself when it holds a
+ * slash, else argv0 in each directory of path.  Built before fork() so
+ * that the child does not allocate.
+ */
+static char **
+exec_candidates(const char *argv0, const char *path)
+{
+	char **v;
+	const char *p, *end;
+	size_t n = 2;
+
+	if (strchr(argv0, '/') != NULL || path == NULL) {
+		v = xcalloc(2, sizeof(*v));
+		v[0] = xstrdup(argv0);
+		return v;
+	}
+	for (p = path; *p != '\0'; p++)
+		n += *p == ':';
+	v = xcalloc(n, sizeof(*v));
+	n = 0;
+	for (p = path; *p != '\0'; p = *end == ':' ? end + 1 : end) {
+		if ((end = strchr(p, ':')) == NULL)
+			end = p + strlen(p);
+		if (end > p)	/* an empty entry would mean ".": skipped */
+			v[n++] = xasprintf("%.*s/%s", (int)(end - p), p, argv0);
+	}
+	return v;
+}
+
+static void
+free_strv(char **v)
+{
+	size_t i;
+
+	if (v == NULL)
+		return;
+	for (i = 0; v[i] != NULL; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* The forked child: set up and exec, or report errno on statfd and die. */
+static void __attribute__((noreturn))
+exec_child(const struct child_spec *spec, char **cand, pid_t parent,
+    int nullfd, int outfd, int errfd, int statfd)
+{
+	sigset_t none;
+	int sig, e = 0, eacces = 0;
+	size_t i;
+
+	if (setpgid(0, 0) == -1)
+		goto fail;
+	/* Dies with the agent even if the agent is SIGKILLed. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(127);
+	for (sig = 1; sig < 32; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			signal(sig, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (dup2(nullfd, 0) == -1 || dup2(outfd, 1) == -1 ||
+	    dup2(errfd, 2) == -1)
+		goto fail;
+	if (spec->cwd != NULL && chdir(spec->cwd) == -1)
+		goto fail;
+	cloexec_from(3);
+	for (i = 0; cand[i] != NULL; i++) {
+		execve(cand[i], spec->argv, spec->envp);
+		e = errno;
+		if (e == EACCES)
+			eacces = 1;
+		else if (e != ENOENT && e != ENOTDIR)
+			break;
+	}
+	if (eacces && (e == ENOENT || e == ENOTDIR))
+		e = EACCES;
+	if (e == 0)
+		e = ENOENT;
+	goto report;
+fail:
+	e = errno;
+report:
+	while (write(statfd, &e, sizeof(e)) == -1 && errno == EINTR)
+		;
+	_exit(127);
+}
+
+/* Notes the errno the child sent, when it could not exec. */
+static int
+exec_status(struct child_result *res, int fd, const struct child_spec *spec,
+    struct err *err)
+{
+	ssize_t n;
+	int e;
+
+	while ((n = read(fd, &e, sizeof(e))) == -1 && errno == EINTR)
+		;
+	if (n != (ssize_t)sizeof(e))
+		return 0;
+	res->exec_errno = e;
+	return err_errno(err, e == ENOENT ? ENVCTL_ENOTFOUND : ENVCTL_ESYS, e,
+	    "cannot run '%s'", spec->name);
+}
+
+int
+child_run(struct child_result *res, const struct child_spec *spec,
+    struct err *err)
+{
+	struct sigaction sa, oldsa;
+	sigset_t chld, oldmask, waitmask;
+	struct timespec ts;
+	fd_set rfds;
+	char chunk[CHUNK], **cand = NULL;
+	/* [0] stdout, [1] stderr, [2] exec status; read ends, write ends */
+	int rd[3] = { -1, -1, -1 }, wr[3] = { -1, -1, -1 }, p[2];
+	int nullfd = -1, r = 0, st = 0, maxfd, exited = 0, i;
+	size_t keep[2], total[2] = { 0, 0 };
+	struct buf *bufs[2];
+	long long deadline, grace_end = 0, t, slice;
+	siginfo_t si;
+	ssize_t n;
+	pid_t pid, parent = getpid();
+
+	memset(res, 0, sizeof(*res));
+	buf_init(&res->out, 0);
+	buf_init(&res->err, 0);
+	res->pid = -1;
+	bufs[0] = &res->out;
+	bufs[1] = &res->err;
+	keep[0] = spec->out_keep;
+	keep[1] = spec->err_keep;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigchld;
+	sa.sa_flags = SA_NOCLDSTOP;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGCHLD, &sa, &oldsa);
+	sigprocmask(SIG_BLOCK, &chld, &oldmask);
+	waitmask = spec->waitmask != NULL ? *spec->waitmask : oldmask;
+	sigdelset(&waitmask, SIGCHLD);
+
+	if ((nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1) {
+		r = err_errno(err, ENVCTL_ESYS, errno, "cannot open /dev/null");
+		goto out;
+	}
+	for (i = 0; i < 3; i++) {
+		if (cloexec_pipe(p) == -1) {
+			r = err_errno(err, ENVCTL_ESYS, errno,
+			    "cannot make a pipe");
+			goto out;
+		}
+		rd[i] = p[0];
+		wr[i] = p[1];
+		if (rd[i] >= FD_SETSIZE) {
+			r = err_set(err, ENVCTL_ESYS,
+			    "descriptor beyond FD_SETSIZE");
+			goto out;
+		}
+	}
+	cand = exec_candidates(spec->argv[0], spec->path);
+	deadline = now_ms() + spec->timeout_ms;
+	if ((pid = fork()) == -1) {
+		r = err_errno(err, ENVCTL_ESYS, errno, "cannot run '%s'",
+		    spec->name);
+		goto out;
+	}
+	if (pid == 0)
+		exec_child(spec, cand, parent, nullfd, wr[0], wr[1], wr[2]);
+	res->pid = pid;
+	for (i = 0; i < 3; i++)
+		close_fd(&wr[i]);
+	close_fd(&nullfd);
+	/* Either call makes the group, so kill(-pid) below always works. */
+	setpgid(pid, pid);
+
+	/* Even exec() is under the deadline: it can hang on a dead mount. */
+	for (;;) {
+		if (spec->stop != NULL && *spec->stop) {
+			r = err_set(err, ENVCTL_ESYS, "'%s' was stopped: the "
+			    "agent is shutting down", spec->name);
+			break;
+		}
+		if (!exited) {
+			memset(&si, 0, sizeof(si));
+			if (waitid(P_PID, (id_t)pid, &si,
+			    WEXITED | WNOHANG | WNOWAIT) == 0 &&
+			    si.si_pid == pid) {
+				exited = 1;
+				grace_end = now_ms() + GRACE_MS;
+			}
+		}
+		if (exited && rd[0] < 0 && rd[1] < 0 && rd[2] < 0)
+			break;
+		t = now_ms();
+		if (exited && t >= grace_end)
+			break;
+		if (t >= deadline) {
+			r = err_set(err, ENVCTL_ETIMEOUT,
+			    "%s did not finish within %g s", spec->name,
+			    spec->timeout_ms / 1000.0);
+			break;
+		}
+		slice = deadline - t;
+		if (exited && grace_end - t < slice)
+			slice = grace_end - t;
+		ts.tv_sec = (time_t)(slice / 1000);
+		ts.tv_nsec = (long)(slice % 1000) * 1000000;
+		FD_ZERO(&rfds);
+		maxfd = -1;
+		for (i = 0; i < 3; i++) {
+			if (rd[i] < 0)
+				continue;
+			FD_SET(rd[i], &rfds);
+			if (rd[i] > maxfd)
+				maxfd = rd[i];
+		}
+		if (pselect(maxfd + 1, &rfds, NULL, NULL, &ts,
+		    &waitmask) == -1) {
+			if (errno == EINTR)
+				continue;
+			r = err_errno(err, ENVCTL_ESYS, errno,
+			    "cannot wait for '%s'", spec->name);
+			break;
+		}
+		if (rd[2] >= 0 && FD_ISSET(rd[2], &rfds)) {
+			/* Data: exec failed.  EOF: it succeeded. */
+			r = exec_status(res, rd[2], spec, err);
+			close_fd(&rd[2]);
+			if (r != 0)
+				break;
+		}
+		for (i = 0; i < 2; i++) {
+			if (rd[i] < 0 || !FD_ISSET(rd[i], &rfds))
+				continue;
+			n = read(rd[i], chunk, sizeof(chunk));
+			if (n > 0) {
+				total[i] += (size_t)n;
+				buf_add(bufs[i], chunk, (size_t)n);
+				if (bufs[i]->len > 2 * keep[i] + CHUNK)
+					trim_tail(bufs[i], keep[i]);
+			} else if (n == 0 || (errno != EINTR &&
+			    errno != EAGAIN))
+				close_fd(&rd[i]);
+		}
+	}
+	/* Gone without a word on the status pipe yet: read it (no wait). */
+	if (r == 0 && exited && rd[2] >= 0)
+		r = exec_status(res, rd[2], spec, err);
+	/* Whatever happened, nothing of the group outlives this call. */
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
+		;
+	if (WIFSIGNALED(st)) {
+		res->signal = WTERMSIG(st);
+		res->status = 128 + res->signal;
+	} else
+		res->status = WEXITSTATUS(st);
+	for (i = 0; i < 2; i++) {
+		trim_tail(bufs[i], keep[i]);
+		if (total[i] > keep[i])
+			*(i == 0 ? &res->out_truncated : &res->err_truncated) =
+			    1;
+	}
+out:
+	for (i = 0; i < 3; i++) {
+		close_fd(&rd[i]);
+		close_fd(&wr[i]);
+	}
+	close_fd(&nullfd);
+	free_strv(cand);
+	sigaction(SIGCHLD, &oldsa, NULL);
+	sigprocmask(SIG_SETMASK, &oldmask, NULL);
+	return r;
+}
+
+void
+child_result_release(struct child_result *res)
+{
+	buf_release(&res->out);
+	buf_release(&res->err);
+}

@@ -1,0 +1,73 @@
+/*
+ * main.c - envctl-agent: runs on a managed host for one SSH session and
+ * answers envctl's requests, read from stdin, on stdout.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ops.h"
+#include "session.h"
+
+#ifndef ENVCTL_VERSION
+#define ENVCTL_VERSION	"unknown"
+#endif
+
+/* The signal that asked the agent to stop, or 0. */
+static volatile sig_atomic_t stop_signal;
+
+static void
+on_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct agent_ctx ctx;
+	struct sigaction sa;
+	sigset_t block, waitmask;
+	int fd, out;
+
+	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+		printf("envctl-agent %s\n", ENVCTL_VERSION);
+		return 0;
+	}
+	if (argc > 1) {
+		fprintf(stderr, "usage: envctl-agent [--version]\n"
+		    "Serves envctl's requests on stdin and stdout.\n");
+		return 64;
+	}
+	/* Pipes made later must not land on a closed 0, 1 or 2. */
+	while ((fd = open("/dev/null", O_RDWR)) >= 0 && fd <= 2)
+		;
+	if (fd > 2)
+		close(fd);
+	/*
+	 * Replies go out on a private descriptor and fd 1 becomes stderr,
+	 * so that nothing printed by mistake can corrupt the stream.
+	 */
+	if ((out = fcntl(1, F_DUPFD_CLOEXEC, 3)) == -1 || dup2(2, 1) == -1) {
+		perror("envctl-agent: stdout");
+		return 1;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	/* Blocked except while waiting, where pselect() sees them at once. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &waitmask);
+	ctx.stop = &stop_signal;
+	ctx.waitmask = &waitmask;
+	return session_run(0, out, &ctx);
+}

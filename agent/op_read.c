@@ -1,0 +1,321 @@
+/* op_read.c - the read op (see op_read.h). */
+#include "op_read.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "account.h"
+#include "common/buf.h"
+#include "common/err.h"
+#include "common/proto.h"
+#include "common/xmalloc.h"
+#include "fscheck.h"
+#include "ops.h"
+#include "probe.h"
+#include "target.h"
+
+struct read_req {
+	const char	*interp;
+	const char	*path;		/* NULL: auto */
+	char		**names;	/* borrowed from the request */
+	size_t		  nnames;
+	const json_t	*checks;	/* NULL or a validated array */
+	int		  timeout_ms;
+};
+
+static json_t *
+jtext(const char *s)
+{
+	return s != NULL ? proto_text(s, strlen(s)) : json_null();
+}
+
+static int
+valid_name(const char *s)
+{
+	size_t len = strlen(s);
+
+	return len > 0 && len <= ENVCTL_READ_MAX_NAME &&
+	    strchr(s, '=') == NULL;
+}
+
+static int
+parse_checks(struct read_req *rq, const json_t *v, struct err *err)
+{
+	const json_t *c, *name, *kind, *path;
+	size_t i;
+
+	if (v == NULL || json_is_null(v))
+		return 0;
+	if (!json_is_array(v))
+		return err_set(err, ENVCTL_EINVALID,
+		    "read: 'checks' must be an array");
+	json_array_foreach(v, i, c) {
+		name = json_object_get(c, "name");
+		kind = json_object_get(c, "kind");
+		path = json_object_get(c, "path");
+		if (!json_is_string(name) || !json_is_string(kind) ||
+		    !json_is_string(path))
+			return err_set(err, ENVCTL_EINVALID,
+			    "read: checks[%zu] must have string 'name', "
+			    "'kind' and 'path'", i);
+		if (!fscheck_kind_valid(json_string_value(kind)))
+			return err_set(err, ENVCTL_EINVALID,
+			    "read: checks[%zu]: unknown kind '%s' (dir, file "
+			    "or executable)", i, json_string_value(kind));
+	}
+	rq->checks = v;
+	return 0;
+}
+
+static int
+parse_req(struct read_req *rq, const json_t *req, struct err *err)
+{
+	const json_t *v, *name;
+	json_int_t t;
+	size_t i;
+
+	memset(rq, 0, sizeof(*rq));
+	rq->interp = "python3";
+	v = json_object_get(req, "interpreter");
+	if (v != NULL && !json_is_null(v)) {
+		if (!json_is_string(v) || json_string_length(v) == 0 ||
+		    json_string_length(v) > 4096 ||
+		    (json_string_value(v)[0] != '/' &&
+		    strchr(json_string_value(v), '/') != NULL))
+			return err_set(err, ENVCTL_EINVALID, "read: "
+			    "'interpreter' must be a command name or an "
+			    "absolute path");
+		rq->interp = json_string_value(v);
+	}
+	v = json_object_get(req, "path");
+	if (v != NULL && !json_is_null(v)) {
+		if (!json_is_string(v) || json_string_value(v)[0] != '/')
+			return err_set(err, ENVCTL_EINVALID,
+			    "read: 'path' must be null or an absolute path");
+		rq->path = json_string_value(v);
+	}
+	rq->timeout_ms = ENVCTL_READ_TIMEOUT_MS;
+	v = json_object_get(req, "timeout_ms");
+	if (v != NULL && !json_is_null(v)) {
+		t = json_is_integer(v) ? json_integer_value(v) : 0;
+		if (t < 1 || t > ENVCTL_READ_TIMEOUT_MAX)
+			return err_set(err, ENVCTL_EINVALID, "read: "
+			    "'timeout_ms' must be an integer from 1 to %d",
+			    ENVCTL_READ_TIMEOUT_MAX);
+		rq->timeout_ms = (int)t;
+	}
+	v = json_object_get(req, "vars");
+	if (v != NULL && !json_is_null(v)) {
+		if (!json_is_array(v) ||
+		    json_array_size(v) > ENVCTL_READ_MAX_VARS)
+			return err_set(err, ENVCTL_EINVALID, "read: 'vars' "
+			    "must be an array of at most %d names",
+			    ENVCTL_READ_MAX_VARS);
+		rq->names = xcalloc(json_array_size(v) + 1,
+		    sizeof(*rq->names));
+		json_array_foreach(v, i, name) {
+			if (!json_is_string(name) ||
+			    !valid_name(json_string_value(name)))
+				return err_set(err, ENVCTL_EINVALID, "read: "
+				    "vars[%zu] is not a variable name", i);
+			rq->names[rq->nnames++] =
+			    (char *)json_string_value(name);
+		}
+	}
+	return parse_checks(rq, json_object_get(req, "checks"), err);
+}
+
+/*
+ * The file a path: auto read manages: the one the interpreter imports, or,
+ * when it imports none, sitecustomize.py in the first site-packages
+ * directory that exists (site only puts existing ones on sys.path), else
+ * in the first one named.
+ */
+static int
+auto_path(char **out, const char **source, const struct probe *p,
+    const char *interp, struct err *err)
+{
+	struct stat st;
+	const char *dir = NULL, *d;
+	size_t i;
+
+	if (p->origin != NULL) {
+		if (p->origin[0] != '/')
+			return err_set(err, ENVCTL_EPROBE, "%s imports "
+			    "sitecustomize from '%s', not from a file",
+			    interp, p->origin);
+		*out = xstrdup(p->origin);
+		*source = "auto";
+		return 0;
+	}
+	for (i = 0; i < json_array_size(p->site_packages); i++) {
+		d = json_string_value(json_array_get(p->site_packages, i));
+		if (d[0] != '/')
+			continue;
+		if (dir == NULL)
+			dir = d;
+		if (stat(d, &st) == 0 && S_ISDIR(st.st_mode)) {
+			dir = d;
+			break;
+		}
+	}
+	if (dir == NULL)
+		return err_set(err, ENVCTL_EPROBE, "%s imports no "
+		    "sitecustomize and has no site-packages directory", interp);
+	*out = xasprintf("%s/sitecustomize.py", dir);
+	*source = "site-packages";
+	return 0;
+}
+
+static json_t *
+target_json(const struct target *t, const char *path, const char *source)
+{
+	json_t *o = json_object(), *chain = json_array();
+	struct buf b64 = ENVCTL_BUF_INIT;
+	char *owner, *group;
+	size_t i;
+
+	json_object_set_new(o, "path", jtext(path));
+	json_object_set_new(o, "source", json_string(source));
+	for (i = 0; i < t->nchain; i++)
+		json_array_append_new(chain, jtext(t->chain[i]));
+	json_object_set_new(o, "chain", chain);
+	json_object_set_new(o, "real", jtext(t->real));
+	json_object_set_new(o, "exists", json_boolean(t->exists));
+	if (!t->exists)
+		return o;
+	owner = account_user(t->uid);
+	group = account_group(t->gid);
+	json_object_set_new(o, "mode", json_integer(t->mode));
+	json_object_set_new(o, "uid", json_integer(t->uid));
+	json_object_set_new(o, "gid", json_integer(t->gid));
+	json_object_set_new(o, "owner", jtext(owner));
+	json_object_set_new(o, "group", jtext(group));
+	json_object_set_new(o, "size", json_integer((json_int_t)t->data.len));
+	proto_b64_encode(&b64, t->data.data, t->data.len);
+	json_object_set_new(o, "data", json_stringn(b64.data, b64.len));
+	buf_release(&b64);
+	free(owner);
+	free(group);
+	return o;
+}
+
+/* The interpreter imports another real file than the managed one. */
+static int
+is_shadowed(const struct read_req *rq, const struct probe *p,
+    const struct target *t)
+{
+	char *real;
+	int r;
+
+	if (rq->path == NULL || p->origin == NULL || p->origin[0] != '/')
+		return 0;
+	if ((real = realpath(p->origin, NULL)) == NULL)
+		real = xstrdup(p->origin);
+	r = strcmp(real, t->real) != 0;
+	free(real);
+	return r;
+}
+
+static json_t *
+probe_json(const struct probe *p, int shadowed)
+{
+	json_t *o = json_object(), *se = json_null();
+
+	if (p->startup_message != NULL)
+		se = json_pack("{s:o,s:o}",
+		    "message", jtext(p->startup_message),
+		    "exception", jtext(p->startup_exception));
+	json_object_set_new(o, "origin", jtext(p->origin));
+	json_object_set_new(o, "imported", jtext(p->imported));
+	json_object_set_new(o, "startup_error", se);
+	json_object_set_new(o, "stderr", proto_text(p->errtext.data,
+	    p->errtext.len));
+	json_object_set_new(o, "truncated", json_boolean(p->truncated));
+	json_object_set_new(o, "exit", json_integer(p->exit));
+	json_object_set(o, "values", p->values);
+	json_object_set_new(o, "shadowed", json_boolean(shadowed));
+	json_object_set(o, "site_packages", p->site_packages);
+	return o;
+}
+
+static json_t *
+checks_json(const json_t *checks)
+{
+	json_t *a = json_array(), *c, *res;
+	const char *reason, *kind, *path;
+	size_t i;
+	int ok;
+
+	json_array_foreach(checks, i, c) {
+		kind = json_string_value(json_object_get(c, "kind"));
+		path = json_string_value(json_object_get(c, "path"));
+		ok = fscheck_run(kind, path, &reason);
+		res = json_object();
+		json_object_set(res, "name", json_object_get(c, "name"));
+		json_object_set_new(res, "kind", json_string(kind));
+		json_object_set(res, "path", json_object_get(c, "path"));
+		json_object_set_new(res, "ok", json_boolean(ok));
+		if (!ok)
+			json_object_set_new(res, "reason", jtext(reason));
+		json_array_append_new(a, res);
+	}
+	return a;
+}
+
+int
+op_read(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
+    struct err *err)
+{
+	struct read_req rq;
+	struct probe_args pa;
+	struct probe p;
+	struct target t;
+	const char *source = "explicit";
+	char *path = NULL;
+	int r, ran = 0;
+
+	memset(&p, 0, sizeof(p));
+	buf_init(&p.errtext, 0);
+	memset(&t, 0, sizeof(t));
+	buf_init(&t.data, 0);
+	if ((r = parse_req(&rq, req, err)) != 0)
+		goto out;
+	memset(&pa, 0, sizeof(pa));
+	pa.interp = rq.interp;
+	pa.names = rq.names;
+	pa.nnames = rq.nnames;
+	pa.timeout_ms = rq.timeout_ms;
+	pa.stop = ctx->stop;
+	pa.waitmask = ctx->waitmask;
+	ran = 1;
+	if ((r = probe_run(&p, &pa, err)) != 0)
+		goto out;
+	if (rq.path != NULL)
+		path = xstrdup(rq.path);
+	else if ((r = auto_path(&path, &source, &p, rq.interp, err)) != 0)
+		goto out;
+	if ((r = target_read(&t, path, err)) != 0)
+		goto out;
+
+	json_object_set_new(reply, "interpreter", json_pack("{s:o,s:o}",
+	    "path", jtext(p.executable), "version", jtext(p.version)));
+	json_object_set_new(reply, "target", target_json(&t, path, source));
+	json_object_set_new(reply, "probe",
+	    probe_json(&p, is_shadowed(&rq, &p, &t)));
+	json_object_set_new(reply, "checks", rq.checks != NULL ?
+	    checks_json(rq.checks) : json_array());
+out:
+	/* Failures after the interpreter ran keep what it said. */
+	if (r != 0 && ran && (p.errtext.len > 0 || p.exit != 0))
+		json_object_set_new(reply, "detail", json_pack("{s:i,s:o,s:b}",
+		    "exit", p.exit, "stderr", proto_text(p.errtext.data,
+		    p.errtext.len), "truncated", p.truncated));
+	free(path);
+	free(rq.names);
+	target_release(&t);
+	probe_release(&p);
+	return r;
+}

@@ -1,0 +1,62 @@
+/*
+ * probe.h - what an interpreter does at start-up, learnt from one run.
+ *
+ * probe_run() runs `INTERP -c SCRIPT NAME...` once with a clean environment
+ * (ENVCTL_PROBE_PATH only), from /, stdin on /dev/null, so that site
+ * initialisation runs as for a fresh service.  The script reports, after
+ * the last ENVCTL_PROBE_MARKER line on stdout, the interpreter, the
+ * sitecustomize it imports and the values of the named variables; Python's
+ * "Error in sitecustomize" lines come from stderr.  A struct probe owns all
+ * it holds; strings are valid UTF-8 (invalid bytes become U+FFFD).
+ */
+#ifndef ENVCTL_AGENT_PROBE_H
+#define ENVCTL_AGENT_PROBE_H
+
+#include <jansson.h>
+#include <signal.h>
+#include <stddef.h>
+
+#include "common/buf.h"
+
+struct err;
+
+#define ENVCTL_PROBE_MARKER	"--envctl-probe-v1-3f9c2a61--"
+#define ENVCTL_PROBE_PATH \
+	"/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#define ENVCTL_PROBE_OUT_KEEP	(1024u * 1024)
+#define ENVCTL_PROBE_ERR_KEEP	(64u * 1024)
+
+struct probe_args {
+	const char	*interp;	/* a command name or absolute path */
+	char *const	*names;		/* variables to report */
+	size_t		 nnames;
+	int		 timeout_ms;
+	const volatile sig_atomic_t *stop;	/* see child.h */
+	const sigset_t	*waitmask;
+};
+
+struct probe {
+	char	*executable;	/* sys.executable */
+	char	*version;	/* "3.11.2" */
+	char	*origin;	/* find_spec("sitecustomize").origin */
+	char	*imported;	/* sitecustomize.__file__, NULL: failed */
+	json_t	*site_packages;	/* site.getsitepackages() */
+	json_t	*values;	/* name -> string or null, in order */
+	char	*startup_message;	/* "Error in sitecustomize;..." */
+	char	*startup_exception;	/* "TypeError: ...", or NULL */
+	struct buf errtext;	/* the last ERR_KEEP bytes of stderr */
+	int	 truncated;	/* stdout or stderr was cut */
+	int	 exit;		/* exit status, or 128 + signal */
+};
+
+/*
+ * Runs the probe and fills p (release it with probe_release() whatever the
+ * return; errtext and exit are set whenever the interpreter ran).
+ * ENVCTL_EPROBE when it cannot be run or prints no valid report,
+ * ENVCTL_ETIMEOUT past the deadline, ENVCTL_ESYS.
+ */
+int	probe_run(struct probe *p, const struct probe_args *a,
+	    struct err *err);
+void	probe_release(struct probe *p);
+
+#endif

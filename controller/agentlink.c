@@ -1,0 +1,530 @@
+/* agentlink.c - a session with envctl-agent on one host (see agentlink.h). */
+#include "agentlink.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/buf.h"
+#include "common/err.h"
+#include "common/proto.h"
+#include "common/xmalloc.h"
+#include "controller/inventory.h"
+#include "controller/transport.h"
+
+/* The bootstrap's exit status when the agent is not in the cache. */
+#define BOOTSTRAP_MISSING	97
+#define AGENT_MAX		(64u * 1024 * 1024)
+#define STDERR_MAX		(64u * 1024)
+
+struct agentlink {
+	const struct host *h;
+	const struct agentlink_opts *o;
+	struct host_conn *conn;		/* SSH; NULL when local */
+	char		*cmd;		/* the bootstrap command */
+	pid_t		 pid;		/* local agent, or -1 */
+	int		 to_fd, from_fd, err_fd;
+	struct buf	 in;		/* received, not yet decoded */
+	struct buf	 unanswered;	/* frames sent before any reply */
+	struct buf	 errout;	/* local agent's stderr */
+	int		 answered;	/* a reply came: the agent runs */
+	int		 restarted;
+	time_t		 deadline;
+};
+
+/* --- the agent program ------------------------------------------------ */
+
+static const char *
+elf_arch(const char *data, size_t len)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)(const void *)data;
+
+	if (len < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0)
+		return NULL;
+	switch (eh->e_machine) {
+	case EM_X86_64:
+		return "x86_64";
+	case EM_AARCH64:
+		return "aarch64";
+	case EM_PPC64:
+		return "ppc64le";
+	case EM_RISCV:
+		return "riscv64";
+	}
+	return NULL;
+}
+
+static char *
+beside_program(const char *name)
+{
+	char path[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+
+	if (n <= 0)
+		return NULL;
+	path[n] = '\0';
+	return xasprintf("%s/%s", dirname(path), name);
+}
+
+int
+agent_binary_load(struct agent_binary *ab, const char *path, struct err *err)
+{
+	struct buf b, tried = ENVCTL_BUF_INIT;
+	char *cands[3];
+	const char *env = getenv("ENVCTL_AGENT");
+	size_t i;
+	int r = ENVCTL_ENOTFOUND;
+
+	memset(ab, 0, sizeof(*ab));
+	cands[0] = xstrdup(path != NULL ? path : env != NULL ? env : "");
+	cands[1] = path != NULL || env != NULL ? NULL :
+	    beside_program("envctl-agent");
+	cands[2] = path != NULL || env != NULL ? NULL :
+	    xstrdup(ENVCTL_LIBEXECDIR "/envctl-agent");
+	buf_init(&b, AGENT_MAX);
+	for (i = 0; i < 3; i++) {
+		if (cands[i] == NULL || cands[i][0] == '\0')
+			continue;
+		buf_reset(&b);
+		if (buf_read_file(&b, cands[i], NULL) == 0) {
+			r = 0;
+			break;
+		}
+		buf_addf(&tried, "%s%s", tried.len > 0 ? ", " : "", cands[i]);
+	}
+	if (r != 0) {
+		err_set(err, r, "cannot find envctl-agent (looked at %s)",
+		    tried.len > 0 ? tried.data : "nothing");
+		goto out;
+	}
+	ab->path = xstrdup(cands[i]);
+	ab->data = buf_detach(&b, &ab->len);
+	if ((ab->arch = elf_arch(ab->data, ab->len)) == NULL) {
+		r = err_set(err, ENVCTL_EINVALID, "'%s' is not an envctl-agent "
+		    "program this envctl knows (no 64-bit ELF header)",
+		    ab->path);
+		agent_binary_release(ab);
+		goto out;
+	}
+	hash_sha256_hex(ab->sha256, ab->data, ab->len);
+out:
+	for (i = 0; i < 3; i++)
+		free(cands[i]);
+	buf_release(&b);
+	buf_release(&tried);
+	return r;
+}
+
+void
+agent_binary_release(struct agent_binary *ab)
+{
+	free(ab->path);
+	free(ab->data);
+	memset(ab, 0, sizeof(*ab));
+}
+
+/* --- starting it -------------------------------------------------------- */
+
+/* Host and user names go into a shell command: allow only safe ones. */
+static int
+shell_safe(const char *s)
+{
+	return s[0] != '\0' && s[0] != '-' && strspn(s,
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	    "._-") == strlen(s);
+}
+
+static int
+sudo_prefix(struct buf *out, const struct host *h, struct err *err)
+{
+	if (!h->become)
+		return 0;
+	if (h->become_user != NULL && !shell_safe(h->become_user))
+		return err_set(err, ENVCTL_EINVALID, "ansible_become_user "
+		    "'%s' is not a plain user name", h->become_user);
+	buf_addstr(out, "sudo -n ");
+	if (h->become_user != NULL)
+		buf_addf(out, "-u %s ", h->become_user);
+	return 0;
+}
+
+/*
+ * One exec for a warm host: run the cached agent, or say where the cache
+ * is and what the architecture is, and exit BOOTSTRAP_MISSING.
+ */
+static int
+bootstrap_cmd(struct agentlink *l, struct err *err)
+{
+	struct buf b = ENVCTL_BUF_INIT, sudo = ENVCTL_BUF_INIT;
+	int r;
+
+	if ((r = sudo_prefix(&sudo, l->h, err)) != 0)
+		goto out;
+	buf_addf(&b, "sh -c 'd=/var/lib/envctl/agent; "
+	    "[ \"$(id -u)\" = 0 ] || d=\"$HOME/.cache/envctl/agent\"; "
+	    "a=\"$d/envctl-agent-%s\"; "
+	    "[ -x \"$a\" ] && exec %s\"$a\"; "
+	    "echo \"envctl-bootstrap $(uname -m) $d\" >&2; exit %d'",
+	    l->o->agent->sha256, sudo.data, BOOTSTRAP_MISSING);
+	l->cmd = buf_detach(&b, NULL);
+out:
+	buf_release(&sudo);
+	return r;
+}
+
+static void
+set_nonblock(int fd)
+{
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+static int
+cloexec_pipe(int fds[2])
+{
+	if (pipe(fds) != 0)
+		return -1;
+	fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+	fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+	return 0;
+}
+
+static int
+local_start(struct agentlink *l, struct err *err)
+{
+	int in[2], out[2], er[2];
+	const struct host *h = l->h;
+	char *argv[6];
+	int n = 0;
+
+	if (h->become && h->become_user != NULL &&
+	    !shell_safe(h->become_user))
+		return err_set(err, ENVCTL_EINVALID, "ansible_become_user "
+		    "'%s' is not a plain user name", h->become_user);
+	if (h->become) {
+		argv[n++] = "sudo";
+		argv[n++] = "-n";
+		if (h->become_user != NULL) {
+			argv[n++] = "-u";
+			argv[n++] = (char *)h->become_user;
+		}
+	}
+	argv[n++] = l->o->agent->path;
+	argv[n] = NULL;
+	if (cloexec_pipe(in) != 0)
+		return err_errno(err, ENVCTL_ESYS, errno, "pipe");
+	if (cloexec_pipe(out) != 0 || cloexec_pipe(er) != 0) {
+		close(in[0]);
+		close(in[1]);
+		return err_errno(err, ENVCTL_ESYS, errno, "pipe");
+	}
+	if ((l->pid = fork()) == -1)
+		return err_errno(err, ENVCTL_ESYS, errno, "fork");
+	if (l->pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		dup2(er[1], 2);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	close(er[1]);
+	l->to_fd = in[1];
+	l->from_fd = out[0];
+	l->err_fd = er[0];
+	set_nonblock(l->to_fd);
+	set_nonblock(l->from_fd);
+	set_nonblock(l->err_fd);
+	return 0;
+}
+
+static int
+remaining_ms(const struct agentlink *l)
+{
+	time_t now = time(NULL);
+
+	return now >= l->deadline ? 0 : (int)(l->deadline - now) * 1000;
+}
+
+/*
+ * Moves bytes for a local agent: writes data (if any) while draining its
+ * stdout into l->in and stderr into l->errout.  With len == 0 it returns
+ * once some stdout arrived or the agent closed it (*eof set).
+ */
+static int
+local_pump(struct agentlink *l, const char *data, size_t len, int *eof,
+    struct err *err)
+{
+	struct pollfd pf[3];
+	char chunk[65536];
+	size_t off = 0, got = 0;
+	ssize_t n;
+	int ms;
+
+	*eof = 0;
+	for (;;) {
+		if (len > 0 && off == len)
+			return 0;
+		if (len == 0 && (got > 0 || *eof))
+			return 0;
+		pf[0].fd = l->from_fd;
+		pf[1].fd = l->err_fd;
+		pf[2].fd = off < len ? l->to_fd : -1;
+		pf[0].events = pf[1].events = POLLIN;
+		pf[2].events = POLLOUT;
+		if ((ms = remaining_ms(l)) == 0)
+			return err_set(err, ENVCTL_ETIMEOUT, "the agent did "
+			    "not answer within %d s", l->o->timeout);
+		if (poll(pf, 3, ms) < 0 && errno != EINTR)
+			return err_errno(err, ENVCTL_ESYS, errno, "poll");
+		if (pf[2].fd >= 0 && pf[2].revents != 0) {
+			n = write(l->to_fd, data + off, len - off);
+			if (n < 0 && errno != EAGAIN && errno != EINTR)
+				return err_errno(err, ENVCTL_EREMOTE, errno,
+				    "cannot write to the agent");
+			if (n > 0)
+				off += (size_t)n;
+		}
+		if (pf[1].revents != 0) {
+			n = read(l->err_fd, chunk, sizeof(chunk));
+			if (n > 0 && l->errout.len < STDERR_MAX)
+				buf_add(&l->errout, chunk, (size_t)n);
+			if (n == 0)
+				l->err_fd = -1;
+		}
+		if (pf[0].revents != 0) {
+			n = read(l->from_fd, chunk, sizeof(chunk));
+			if (n > 0) {
+				if (buf_add(&l->in, chunk, (size_t)n) != 0)
+					return err_set(err, ENVCTL_ETOOBIG,
+					    "the agent's reply is too large");
+				got += (size_t)n;
+			} else if (n == 0)
+				*eof = 1;
+		}
+	}
+}
+
+int
+agentlink_open(struct agentlink **out, const struct host *h,
+    const struct agentlink_opts *o, struct err *err)
+{
+	struct agentlink *l = xcalloc(1, sizeof(*l));
+	struct conn_params p;
+	int r;
+
+	*out = NULL;
+	l->h = h;
+	l->o = o;
+	l->pid = -1;
+	l->to_fd = l->from_fd = l->err_fd = -1;
+	l->deadline = time(NULL) + o->timeout;
+	buf_init(&l->in, ENVCTL_PROTO_MAX + 4);
+	buf_init(&l->unanswered, 0);
+	buf_init(&l->errout, 0);
+	if (h->local)
+		r = local_start(l, err);
+	else {
+		memset(&p, 0, sizeof(p));
+		p.host = h->name;
+		p.address = h->address;
+		p.port = h->port;
+		p.user = h->user;
+		p.identity = h->key_file;
+		p.ssh_config = o->ssh_config;
+		p.known_hosts = o->known_hosts;
+		p.accept_new = o->accept_new;
+		p.timeout = o->timeout;
+		r = bootstrap_cmd(l, err);
+		if (r == 0)
+			r = conn_open(&l->conn, &p, err);
+		if (r == 0)
+			r = conn_exec(l->conn, l->cmd, err);
+	}
+	if (r != 0) {
+		err_sethost(err, h->name);
+		agentlink_close(l);
+		return r;
+	}
+	*out = l;
+	return 0;
+}
+
+int
+agentlink_send(struct agentlink *l, const json_t *req, struct err *err)
+{
+	struct buf frame = ENVCTL_BUF_INIT;
+	int r, eof;
+
+	if ((r = proto_encode(&frame, req, err)) != 0)
+		goto out;
+	if (!l->answered)
+		buf_add(&l->unanswered, frame.data, frame.len);
+	if (l->conn != NULL)
+		r = conn_send(l->conn, frame.data, frame.len, err);
+	else
+		r = local_pump(l, frame.data, frame.len, &eof, err);
+out:
+	if (r != 0)
+		err_sethost(err, l->h->name);
+	buf_release(&frame);
+	return r;
+}
+
+/* Uploads the agent into the cache the bootstrap named, then starts again. */
+static int
+restart(struct agentlink *l, const char *bootmsg, struct err *err)
+{
+	char arch[64], dir[1024];
+	const struct agent_binary *ab = l->o->agent;
+	char *name;
+	int r;
+
+	if (sscanf(bootmsg, "envctl-bootstrap %63s %1023[^\n]", arch,
+	    dir) != 2)
+		return err_set(err, ENVCTL_EREMOTE, "cannot start the agent: "
+		    "%s", bootmsg);
+	if (strcmp(arch, ab->arch) != 0)
+		return err_set(err, ENVCTL_EUNSUPPORTED, "host architecture "
+		    "is %s, but this envctl has an agent for %s only", arch,
+		    ab->arch);
+	name = xasprintf("envctl-agent-%s", ab->sha256);
+	r = conn_upload(l->conn, dir, name, ab->data, ab->len, 0700, err);
+	free(name);
+	if (r == 0)
+		r = conn_exec(l->conn, l->cmd, err);
+	if (r == 0 && l->unanswered.len > 0)
+		r = conn_send(l->conn, l->unanswered.data, l->unanswered.len,
+		    err);
+	l->restarted = 1;
+	return r;
+}
+
+/* Turns how the agent ended into an error. */
+static int
+ended(int status, const char *errtext, struct err *err)
+{
+	if (strstr(errtext, "a password is required") != NULL ||
+	    strstr(errtext, "a terminal is required") != NULL)
+		return err_set(err, ENVCTL_EAUTH, "sudo wants a password "
+		    "(ansible_become needs a NOPASSWD sudo rule for the agent)"
+		    ": %.200s", errtext);
+	if (status == 126 || status == 127)
+		return err_set(err, ENVCTL_EREMOTE, "cannot run the agent "
+		    "(exit %d): %.300s", status, errtext);
+	return err_set(err, ENVCTL_EREMOTE, "the agent ended (exit %d)%s%.300s",
+	    status, errtext[0] != '\0' ? ": " : "", errtext);
+}
+
+int
+agentlink_recv(struct agentlink *l, json_t **reply, struct err *err)
+{
+	const struct buf *se;
+	size_t before;
+	int r, status, eof;
+
+	*reply = NULL;
+	for (;;) {
+		if ((r = proto_decode(reply, &l->in, err)) != 0) {
+			if (r == 1) {
+				l->answered = 1;
+				buf_release(&l->unanswered);
+				r = 0;
+			}
+			break;
+		}
+		before = l->in.len;
+		if (l->conn == NULL) {
+			if ((r = local_pump(l, NULL, 0, &eof, err)) != 0)
+				break;
+			if (!eof)
+				continue;
+			close(l->to_fd);
+			l->to_fd = -1;
+			waitpid(l->pid, &status, 0);
+			l->pid = -1;
+			r = ended(WIFEXITED(status) ? WEXITSTATUS(status) :
+			    128 + WTERMSIG(status), l->errout.data, err);
+			break;
+		}
+		if ((r = conn_recv(l->conn, &l->in, err)) != 0)
+			break;
+		if (l->in.len > before)
+			continue;
+		/* No bytes and no error: the command exited. */
+		if ((r = conn_exit(l->conn, &status, err)) != 0)
+			break;
+		se = conn_stderr(l->conn);
+		if (status == BOOTSTRAP_MISSING && !l->answered &&
+		    !l->restarted) {
+			if ((r = restart(l, se->data, err)) != 0)
+				break;
+			continue;
+		}
+		r = ended(status, se->data, err);
+		break;
+	}
+	if (r != 0)
+		err_sethost(err, l->h->name);
+	return r;
+}
+
+void
+agentlink_stats(const struct agentlink *l, struct conn_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (l->conn != NULL)
+		*out = *conn_stats(l->conn);
+}
+
+/* EOF on stdin ends the agent; one that hangs is killed after 2 s. */
+static void
+local_reap(pid_t pid)
+{
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	int status, i;
+
+	for (i = 0; i < 200; i++) {
+		if (waitpid(pid, &status, WNOHANG) != 0)
+			return;
+		nanosleep(&ts, NULL);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+}
+
+void
+agentlink_close(struct agentlink *l)
+{
+	int status;
+
+	if (l == NULL)
+		return;
+	if (l->conn != NULL) {
+		conn_exit(l->conn, &status, NULL);
+		conn_close(l->conn);
+	}
+	if (l->to_fd >= 0)
+		close(l->to_fd);
+	if (l->pid > 0)
+		local_reap(l->pid);
+	if (l->from_fd >= 0)
+		close(l->from_fd);
+	if (l->err_fd >= 0)
+		close(l->err_fd);
+	buf_release(&l->in);
+	buf_release(&l->unanswered);
+	buf_release(&l->errout);
+	free(l->cmd);
+	free(l);
+}

@@ -1,0 +1,67 @@
+/*
+ * agentlink.h - a session with envctl-agent on one host.
+ *
+ * Over SSH, the agent is started from the host's per-user cache
+ * (/var/lib/envctl/agent for root, ~/.cache/envctl/agent otherwise) under
+ * its SHA-256 name; when it is not there yet, the first reply never comes,
+ * so the link uploads it through SFTP and starts it again, replaying what
+ * was sent: the caller only sees requests and replies.  With
+ * ansible_connection: local the same agent runs as a child process.
+ * Requests may be pipelined: send several, then receive their replies in
+ * order.  One link belongs to one thread; errors carry the host name.
+ */
+#ifndef ENVCTL_CONTROLLER_AGENTLINK_H
+#define ENVCTL_CONTROLLER_AGENTLINK_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "controller/hash.h"
+
+struct conn_stats;
+struct err;
+struct host;
+struct agentlink;
+
+/* The agent program this envctl ships, read once per run. */
+struct agent_binary {
+	char		*path;
+	char		*data;
+	size_t		 len;
+	char		 sha256[ENVCTL_SHA256_HEX];
+	const char	*arch;		/* uname -m name, e.g. "x86_64" */
+};
+
+struct agentlink_opts {
+	const struct agent_binary *agent;
+	const char	*ssh_config;	/* -F, or NULL */
+	const char	*known_hosts;	/* --known-hosts, or NULL */
+	int		 accept_new;
+	int		 timeout;	/* seconds */
+};
+
+/*
+ * Finds and reads the agent: path if not NULL, else $ENVCTL_AGENT, else
+ * envctl-agent beside the running envctl, else the installed libexec copy.
+ * ENVCTL_ENOTFOUND lists where it looked.  Release with agent_binary_release.
+ */
+int	agent_binary_load(struct agent_binary *ab, const char *path,
+	    struct err *err);
+void	agent_binary_release(struct agent_binary *ab);
+
+/* Connects to h and starts the agent; *out is freed by agentlink_close. */
+int	agentlink_open(struct agentlink **out, const struct host *h,
+	    const struct agentlink_opts *o, struct err *err);
+/* Sends one request (not waiting for its reply). */
+int	agentlink_send(struct agentlink *l, const json_t *req, struct err *err);
+/*
+ * Receives the next reply into *reply (a new reference).  An ok:false
+ * reply is returned as such: use proto_reply_error() to read it.
+ */
+int	agentlink_recv(struct agentlink *l, json_t **reply, struct err *err);
+/* Channels, SFTP sessions and round trips used so far (zeros for local). */
+void	agentlink_stats(const struct agentlink *l, struct conn_stats *out);
+/* Ends the agent (EOF on its stdin) and the connection. */
+void	agentlink_close(struct agentlink *l);
+
+#endif

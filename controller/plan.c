@@ -1,0 +1,154 @@
+/* plan.c - one host's plan (see plan.h). */
+#include "plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/proto.h"
+#include "common/xmalloc.h"
+#include "controller/agentlink.h"
+#include "controller/diff.h"
+#include "controller/inventory.h"
+#include "controller/playbook.h"
+
+#define DIFF_MAX	(32u * 1024 * 1024)
+
+const char *
+outcome_name(enum outcome o)
+{
+	static const char *const names[] = { "ok", "changed", "pending",
+		"failed", "unreachable", "skipped" };
+
+	return names[o];
+}
+
+/* Sends hello and read together, then takes both replies. */
+static int
+exchange(struct host_plan *hp, struct agentlink *l, const struct playbook *pb,
+    int timeout_ms, json_t **hello, json_t **read, struct err *err)
+{
+	json_t *req;
+	int r;
+
+	req = json_pack("{s:s, s:i, s:i}", "op", "hello", "id", 1,
+	    "protocol", ENVCTL_PROTO_VERSION);
+	r = agentlink_send(l, req, err);
+	json_decref(req);
+	if (r != 0)
+		return r;
+	req = hoststate_request(pb, hp->host, &hp->d, 2, timeout_ms);
+	r = agentlink_send(l, req, err);
+	json_decref(req);
+	if (r != 0)
+		return r;
+	if ((r = agentlink_recv(l, hello, err)) != 0 ||
+	    (r = proto_reply_error(*hello, err)) != 0)
+		return r;
+	if ((r = agentlink_recv(l, read, err)) != 0 ||
+	    (r = proto_reply_error(*read, err)) != 0)
+		return r;
+	return 0;
+}
+
+static void
+compare(struct host_plan *hp, const struct playbook *pb)
+{
+	const struct host_state *st = &hp->st;
+	size_t i;
+
+	hash_sha256_hex(hp->want_sha256, hp->d.content.data,
+	    hp->d.content.len);
+	hp->file_matches = st->exists &&
+	    strcmp(st->sha256, hp->want_sha256) == 0;
+	hp->effects = xcalloc(hp->d.nvars + 1, sizeof(*hp->effects));
+	hp->neffects = hp->d.nvars;
+	hp->all_in_effect = st->startup_error == NULL;
+	for (i = 0; i < hp->d.nvars; i++) {
+		struct var_effect *e = &hp->effects[i];
+
+		e->name = hp->d.vars[i].name;
+		e->want = hp->d.vars[i].value;
+		e->secret = hp->d.vars[i].secret;
+		e->now = hoststate_value(st, e->name);
+		e->in_effect = e->now != NULL && e->want != NULL &&
+		    strcmp(e->now, e->want) == 0;
+		if (!e->in_effect)
+			hp->all_in_effect = 0;
+	}
+	for (i = 0; i < st->nchecks; i++)
+		if (!st->checks[i].ok)
+			hp->checks_failed++;
+	(void)pb;
+}
+
+void
+plan_host(struct host_plan *hp, const struct host *h,
+    const struct playbook *pb, const struct agentlink_opts *o)
+{
+	struct agentlink *l = NULL;
+	json_t *hello = NULL, *read = NULL;
+	struct buf la = ENVCTL_BUF_INIT, lb = ENVCTL_BUF_INIT;
+	struct timespec t0, t1;
+	int r;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	hp->host = h;
+	hp->block_mode = pb->mode == ENVCTL_MODE_BLOCK;
+	buf_init(&hp->diff, DIFF_MAX);
+	if ((r = desired_values(&hp->d, pb, h, &hp->err)) != 0) {
+		hp->outcome = ENVCTL_OUT_FAILED;
+		goto out;
+	}
+	if ((r = agentlink_open(&l, h, o, &hp->err)) != 0) {
+		hp->outcome = ENVCTL_OUT_UNREACHABLE;
+		goto out;
+	}
+	hp->outcome = ENVCTL_OUT_FAILED;
+	if ((r = exchange(hp, l, pb, o->timeout * 1000, &hello, &read,
+	    &hp->err)) != 0)
+		goto out;
+	if ((r = hoststate_parse(&hp->st, hello, read, &hp->err)) != 0)
+		goto out;
+	hp->have_state = 1;
+	r = desired_content(&hp->d, pb, h, hp->st.exists ?
+	    hp->st.content.data : NULL, hp->st.content.len, hp->st.path,
+	    &hp->err);
+	if (r != 0)
+		goto out;
+	compare(hp, pb);
+	buf_addf(&la, "a%s", hp->st.path);
+	buf_addf(&lb, "b%s", hp->st.path);
+	if ((r = diff_unified(&hp->diff, hp->st.content.data,
+	    hp->st.content.len, hp->d.content.data, hp->d.content.len,
+	    la.data, lb.data, &hp->err)) != 0)
+		goto out;
+	hp->outcome = hp->file_matches && hp->all_in_effect ?
+	    ENVCTL_OUT_OK : ENVCTL_OUT_PENDING;
+out:
+	if (r != 0)
+		err_sethost(&hp->err, h->name);
+	if (l != NULL) {
+		agentlink_stats(l, &hp->stats);
+		agentlink_close(l);
+	}
+	json_decref(hello);
+	json_decref(read);
+	buf_release(&la);
+	buf_release(&lb);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	hp->seconds = (double)(t1.tv_sec - t0.tv_sec) +
+	    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+}
+
+void
+plan_release(struct host_plan *hp)
+{
+	err_release(&hp->err);
+	if (hp->have_state)
+		hoststate_release(&hp->st);
+	desired_release(&hp->d);
+	free(hp->effects);
+	buf_release(&hp->diff);
+	memset(hp, 0, sizeof(*hp));
+}

@@ -1,0 +1,72 @@
+/*
+ * plan.h - one host's plan: what it has, what it should have, the change.
+ *
+ * plan_host() does the whole read side for one host: expand the playbook's
+ * values, connect, start the agent, send hello and read pipelined (one round
+ * trip on a warm host), render the desired file against the current one,
+ * diff it, and compare every variable's effective value with the desired
+ * one.  It never writes on the host.  Each host_plan is filled by one
+ * worker thread and read by the printer afterwards.
+ */
+#ifndef ENVCTL_CONTROLLER_PLAN_H
+#define ENVCTL_CONTROLLER_PLAN_H
+
+#include <stddef.h>
+
+#include "common/buf.h"
+#include "common/err.h"
+#include "controller/desired.h"
+#include "controller/hash.h"
+#include "controller/hoststate.h"
+#include "controller/transport.h"
+
+struct agentlink_opts;
+struct host;
+struct playbook;
+
+/* Per-host outcome words, the same in every output. */
+enum outcome {
+	ENVCTL_OUT_OK,		/* in sync: nothing to do */
+	ENVCTL_OUT_CHANGED,	/* apply changed it */
+	ENVCTL_OUT_PENDING,	/* plan: apply would change it */
+	ENVCTL_OUT_FAILED,
+	ENVCTL_OUT_UNREACHABLE,	/* connect, host key or authentication */
+	ENVCTL_OUT_SKIPPED,
+};
+
+struct var_effect {
+	const char	*name;		/* borrowed from the playbook */
+	const char	*now;		/* effective now; NULL = unset */
+	const char	*want;		/* desired; NULL when not expanded */
+	int		 secret;
+	int		 in_effect;	/* now equals want */
+};
+
+struct host_plan {
+	const struct host *host;
+	enum outcome	 outcome;
+	struct err	 err;		/* why failed / unreachable */
+	int		 have_state;	/* st and the fields below are valid */
+	struct host_state st;
+	struct desired	 d;
+	char		 want_sha256[ENVCTL_SHA256_HEX];
+	int		 file_matches;
+	struct var_effect *effects;
+	size_t		 neffects;
+	int		 all_in_effect;
+	int		 checks_failed;
+	int		 block_mode;	/* the playbook owns a block only */
+	struct buf	 diff;		/* unified diff, current -> desired */
+	struct conn_stats stats;
+	double		 seconds;
+};
+
+/* Reads host h and fills hp (zeroed by the caller); never fails: errors
+ * are recorded in hp->err with outcome failed or unreachable. */
+void	plan_host(struct host_plan *hp, const struct host *h,
+	    const struct playbook *pb, const struct agentlink_opts *o);
+void	plan_release(struct host_plan *hp);
+/* "ok", "changed", "pending", "failed", "unreachable", "skipped". */
+const char *outcome_name(enum outcome o);
+
+#endif

@@ -1,0 +1,427 @@
+/* report.c - plan and facts results as text and JSON (see report.h). */
+#include "report.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/proto.h"
+#include "common/xmalloc.h"
+#include "controller/inventory.h"
+#include "controller/plan.h"
+#include "controller/pylit.h"
+
+#define C_RED	"\033[31m"
+#define C_GREEN	"\033[32m"
+#define C_CYAN	"\033[36m"
+#define C_BOLD	"\033[1m"
+#define C_OFF	"\033[m"
+
+static const char *
+col(const struct report_opts *ro, const char *c)
+{
+	return ro->color ? c : "";
+}
+
+static const char *
+outcome_color(const struct report_opts *ro, enum outcome o)
+{
+	switch (o) {
+	case ENVCTL_OUT_OK:
+		return col(ro, C_GREEN);
+	case ENVCTL_OUT_PENDING:
+	case ENVCTL_OUT_CHANGED:
+		return col(ro, C_CYAN);
+	case ENVCTL_OUT_FAILED:
+	case ENVCTL_OUT_UNREACHABLE:
+		return col(ro, C_RED);
+	case ENVCTL_OUT_SKIPPED:
+		break;
+	}
+	return "";
+}
+
+static const char *
+shown(const char *v, int secret)
+{
+	if (v == NULL)
+		return "(unset)";
+	return secret ? ENVCTL_MASK : v;
+}
+
+static const char *
+find(const char *hay, size_t hlen, const char *needle, size_t nlen)
+{
+	const char *p, *end = hay + hlen;
+
+	for (p = hay; nlen <= (size_t)(end - p); p++) {
+		p = memchr(p, needle[0], (size_t)(end - p) - nlen + 1);
+		if (p == NULL)
+			return NULL;
+		if (memcmp(p, needle, nlen) == 0)
+			return p;
+	}
+	return NULL;
+}
+
+/* Replaces every occurrence of needle in b with ENVCTL_MASK. */
+static void
+mask(struct buf *b, const char *needle, size_t nlen)
+{
+	struct buf out = ENVCTL_BUF_INIT;
+	const char *p = b->data, *end = b->data + b->len, *hit;
+
+	if (nlen == 0)
+		return;
+	while ((hit = find(p, (size_t)(end - p), needle, nlen)) != NULL) {
+		buf_add(&out, p, (size_t)(hit - p));
+		buf_addstr(&out, ENVCTL_MASK);
+		p = hit + nlen;
+	}
+	if (p == b->data)
+		goto out;
+	buf_add(&out, p, (size_t)(end - p));
+	buf_reset(b);
+	buf_add(b, out.data, out.len);
+out:
+	buf_wipe(&out);
+}
+
+/* The diff with every secret value (as it appears in Python) masked. */
+static void
+masked_diff(struct buf *out, const struct host_plan *hp)
+{
+	struct buf lit = ENVCTL_BUF_INIT;
+	size_t i;
+
+	buf_add(out, hp->diff.data, hp->diff.len);
+	for (i = 0; i < hp->neffects; i++) {
+		const struct var_effect *e = &hp->effects[i];
+		const char *vals[2] = { e->want, e->now };
+		int k;
+
+		if (!e->secret)
+			continue;
+		for (k = 0; k < 2; k++) {
+			if (vals[k] == NULL || vals[k][0] == '\0')
+				continue;
+			buf_reset(&lit);
+			if (pylit_quote(&lit, vals[k], strlen(vals[k]),
+			    NULL) != 0 || lit.len < 2)
+				continue;
+			/* Without the quotes: the literal's inside. */
+			mask(out, lit.data + 1, lit.len - 2);
+			mask(out, vals[k], strlen(vals[k]));
+		}
+	}
+	buf_wipe(&lit);
+}
+
+static void
+diff_lines(struct buf *out, const struct buf *diff,
+    const struct report_opts *ro)
+{
+	const char *p = diff->data, *end = diff->data + diff->len, *nl;
+	const char *c;
+
+	while (p < end) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (nl == NULL)
+			nl = end;
+		c = "";
+		if (ro->color) {
+			if (strncmp(p, "---", 3) == 0 ||
+			    strncmp(p, "+++", 3) == 0)
+				c = C_BOLD;
+			else if (*p == '-')
+				c = C_RED;
+			else if (*p == '+')
+				c = C_GREEN;
+			else if (*p == '@')
+				c = C_CYAN;
+		}
+		buf_addf(out, "    %s%.*s%s\n", c, (int)(nl - p), p,
+		    c[0] != '\0' ? C_OFF : "");
+		p = nl + 1;
+	}
+}
+
+static void
+file_line(struct buf *out, const struct host_state *st)
+{
+	size_t i;
+
+	buf_addf(out, "    file      %s", st->path);
+	for (i = 1; i < st->nchain; i++)
+		buf_addf(out, " -> %s", st->chain[i]);
+	if (st->exists)
+		buf_addf(out, " (%04o %s:%s, %zu bytes)\n", st->mode,
+		    st->owner != NULL ? st->owner : "?",
+		    st->group != NULL ? st->group : "?", st->content.len);
+	else
+		buf_addstr(out, " (absent: will be created)\n");
+}
+
+void
+report_plan_host(struct buf *out, const struct host_plan *hp,
+    const struct report_opts *ro)
+{
+	const struct host_state *st = &hp->st;
+	struct buf tmp = ENVCTL_BUF_INIT;
+	size_t i;
+
+	if (hp->outcome == ENVCTL_OUT_OK && !ro->verbose) {
+		if (!ro->quiet)
+			buf_addf(out, "%s%s%s: %sok%s\n", col(ro, C_BOLD),
+			    hp->host->name, col(ro, C_OFF),
+			    outcome_color(ro, hp->outcome), col(ro, C_OFF));
+		return;
+	}
+	buf_addf(out, "%s%s%s: %s%s%s", col(ro, C_BOLD), hp->host->name,
+	    col(ro, C_OFF), outcome_color(ro, hp->outcome),
+	    outcome_name(hp->outcome), col(ro, C_OFF));
+	if (hp->err.code != 0) {
+		/* The host's name leads the line already. */
+		err_format(&hp->err, &tmp);
+		buf_addf(out, ": %.*s\n", (int)(tmp.len - 1),
+		    strncmp(tmp.data, hp->host->name,
+		    strlen(hp->host->name)) == 0 &&
+		    tmp.data[strlen(hp->host->name)] == ':' ?
+		    tmp.data + strlen(hp->host->name) + 2 : tmp.data);
+		buf_release(&tmp);
+		return;
+	}
+	buf_addch(out, '\n');
+	if (!hp->have_state)
+		return;
+	file_line(out, st);
+	if (st->shadowed)
+		buf_addf(out, "    %swarning%s   %s imports '%s' instead: this "
+		    "file has no effect\n", col(ro, C_RED), col(ro, C_OFF),
+		    st->interp_path, st->imported != NULL ? st->imported :
+		    "another sitecustomize");
+	if (st->startup_error != NULL)
+		buf_addf(out, "    %serror%s     sitecustomize raises at "
+		    "startup: %s\n", col(ro, C_RED), col(ro, C_OFF),
+		    st->startup_error);
+	for (i = 0; i < hp->neffects; i++) {
+		const struct var_effect *e = &hp->effects[i];
+
+		if (e->in_effect)
+			buf_addf(out, "    %-28s %s (in effect)\n", e->name,
+			    shown(e->now, e->secret));
+		else
+			buf_addf(out, "    %-28s %s -> %s\n", e->name,
+			    shown(e->now, e->secret),
+			    shown(e->want, e->secret));
+	}
+	for (i = 0; i < st->nchecks; i++) {
+		const struct hs_check *k = &st->checks[i];
+
+		if (!k->ok)
+			buf_addf(out, "    %scheck%s     %s: '%s' %s "
+			    "(check: %s)\n", col(ro, C_RED), col(ro, C_OFF),
+			    k->name, k->path, k->reason != NULL ? k->reason :
+			    "failed", k->kind);
+	}
+	if (hp->block_mode && st->startup_error != NULL)
+		buf_addstr(out, "    note      code outside the envctl block "
+		    "raises: Python stops there, so a block after it does "
+		    "not run\n");
+	if (hp->file_matches && !hp->all_in_effect)
+		buf_addstr(out, "    note      the file is as desired but its "
+		    "values are not in effect\n");
+	if (ro->show_diff && hp->diff.len > 0) {
+		masked_diff(&tmp, hp);
+		diff_lines(out, &tmp, ro);
+		buf_wipe(&tmp);
+	}
+}
+
+void
+report_facts_host(struct buf *out, const struct host_plan *hp,
+    const struct report_opts *ro)
+{
+	const struct host_state *st = &hp->st;
+	size_t i;
+
+	if (hp->err.code != 0 || !hp->have_state) {
+		report_plan_host(out, hp, ro);
+		return;
+	}
+	buf_addf(out, "%s%s%s:\n", col(ro, C_BOLD), hp->host->name,
+	    col(ro, C_OFF));
+	buf_addf(out, "    agent         %s (%s, user %s, host %s)\n",
+	    st->agent_version, st->arch, st->user != NULL ? st->user : "?",
+	    st->hostname != NULL ? st->hostname : "?");
+	buf_addf(out, "    interpreter   %s %s\n", st->interp_path,
+	    st->interp_version);
+	buf_addf(out, "    sitecustomize %s (%s)\n", st->path, st->source);
+	for (i = 1; i < st->nchain; i++)
+		buf_addf(out, "                  -> %s\n", st->chain[i]);
+	if (st->exists)
+		buf_addf(out, "    file          %04o %s:%s, %zu bytes, "
+		    "sha256 %s\n", st->mode, st->owner != NULL ? st->owner :
+		    "?", st->group != NULL ? st->group : "?",
+		    st->content.len, st->sha256);
+	else
+		buf_addstr(out, "    file          absent\n");
+	buf_addf(out, "    imported      %s\n", st->imported != NULL ?
+	    st->imported : "(none: the import failed or no file)");
+	if (st->startup_error != NULL)
+		buf_addf(out, "    startup error %s\n", st->startup_error);
+	for (i = 0; i < hp->neffects; i++)
+		buf_addf(out, "    %-28s %s\n", hp->effects[i].name,
+		    shown(hp->effects[i].now, hp->effects[i].secret));
+}
+
+void
+report_count(struct plan_counts *c, const struct host_plan *hp)
+{
+	switch (hp->outcome) {
+	case ENVCTL_OUT_OK:
+		c->ok++;
+		break;
+	case ENVCTL_OUT_PENDING:
+		c->pending++;
+		break;
+	case ENVCTL_OUT_CHANGED:
+		c->changed++;
+		break;
+	case ENVCTL_OUT_FAILED:
+		c->failed++;
+		break;
+	case ENVCTL_OUT_UNREACHABLE:
+		c->unreachable++;
+		break;
+	case ENVCTL_OUT_SKIPPED:
+		c->skipped++;
+		break;
+	}
+}
+
+void
+report_summary(struct buf *out, const struct plan_counts *c,
+    const struct report_opts *ro)
+{
+	const char *sep = "";
+
+	if (c->changed > 0) {
+		buf_addf(out, "%zu changed", c->changed);
+		sep = ", ";
+	}
+	if (c->pending > 0 || (c->changed == 0 && c->ok == 0 &&
+	    c->failed == 0 && c->unreachable == 0)) {
+		buf_addf(out, "%s%zu to change", sep, c->pending);
+		sep = ", ";
+	}
+	buf_addf(out, "%s%zu in sync", sep, c->ok);
+	if (c->failed > 0)
+		buf_addf(out, ", %s%zu failed%s", col(ro, C_RED), c->failed,
+		    col(ro, C_OFF));
+	if (c->unreachable > 0)
+		buf_addf(out, ", %s%zu unreachable%s", col(ro, C_RED),
+		    c->unreachable, col(ro, C_OFF));
+	if (c->skipped > 0)
+		buf_addf(out, ", %zu skipped", c->skipped);
+	buf_addch(out, '\n');
+}
+
+static json_t *
+jstr_or_null(const char *s)
+{
+	return s != NULL ? json_string(s) : json_null();
+}
+
+json_t *
+report_plan_json(const struct host_plan *hp)
+{
+	const struct host_state *st = &hp->st;
+	json_t *h, *t, *vars, *checks, *chain, *e;
+	struct buf b = ENVCTL_BUF_INIT;
+	size_t i;
+
+	h = json_pack("{s:s, s:s, s:s}", "name", hp->host->name,
+	    "address", hp->host->address, "outcome",
+	    outcome_name(hp->outcome));
+	if (hp->err.code != 0) {
+		err_format(&hp->err, &b);
+		if (b.len > 0)
+			buf_truncate(&b, b.len - 1);
+		e = json_pack("{s:s, s:s}", "code", err_codename(hp->err.code),
+		    "message", b.data);
+		json_object_set_new(h, "error", e);
+		buf_reset(&b);
+	} else
+		json_object_set_new(h, "error", json_null());
+	json_object_set_new(h, "seconds", json_real(hp->seconds));
+	json_object_set_new(h, "stats", json_pack("{s:i, s:i, s:i}",
+	    "channels", hp->stats.channels, "sftp_sessions",
+	    hp->stats.sftp_sessions, "round_trips", hp->stats.round_trips));
+	if (!hp->have_state) {
+		buf_release(&b);
+		return h;
+	}
+	chain = json_array();
+	for (i = 0; i < st->nchain; i++)
+		json_array_append_new(chain, json_string(st->chain[i]));
+	t = json_pack("{s:s, s:s, s:s, s:o, s:b}", "path", st->path,
+	    "source", st->source, "real", st->real, "chain", chain,
+	    "exists", st->exists);
+	if (st->exists) {
+		json_object_set_new(t, "mode", json_sprintf("%04o", st->mode));
+		json_object_set_new(t, "uid", json_integer(st->uid));
+		json_object_set_new(t, "gid", json_integer(st->gid));
+		json_object_set_new(t, "owner", jstr_or_null(st->owner));
+		json_object_set_new(t, "group", jstr_or_null(st->group));
+		json_object_set_new(t, "size", json_integer(
+		    (json_int_t)st->content.len));
+		json_object_set_new(t, "sha256", json_string(st->sha256));
+	}
+	json_object_set_new(h, "target", t);
+	json_object_set_new(h, "interpreter", json_pack("{s:s, s:s}", "path",
+	    st->interp_path, "version", st->interp_version));
+	json_object_set_new(h, "agent", json_pack("{s:s, s:s}", "version",
+	    st->agent_version, "arch", st->arch));
+	json_object_set_new(h, "imported", jstr_or_null(st->imported));
+	json_object_set_new(h, "shadowed", json_boolean(st->shadowed));
+	json_object_set_new(h, "startup_error",
+	    jstr_or_null(st->startup_error));
+	vars = json_array();
+	for (i = 0; i < hp->neffects; i++) {
+		const struct var_effect *v = &hp->effects[i];
+
+		json_array_append_new(vars, json_pack("{s:s, s:o, s:o, s:b, "
+		    "s:b}", "name", v->name, "now", v->secret && v->now ?
+		    json_string(ENVCTL_MASK) : jstr_or_null(v->now), "want",
+		    v->secret && v->want ? json_string(ENVCTL_MASK) :
+		    jstr_or_null(v->want), "in_effect", v->in_effect,
+		    "secret", v->secret));
+	}
+	json_object_set_new(h, "variables", vars);
+	checks = json_array();
+	for (i = 0; i < st->nchecks; i++)
+		json_array_append_new(checks, json_pack("{s:s, s:s, s:s, s:b, "
+		    "s:o}", "name", st->checks[i].name, "kind",
+		    st->checks[i].kind, "path", st->checks[i].path, "ok",
+		    st->checks[i].ok, "reason",
+		    jstr_or_null(st->checks[i].reason)));
+	json_object_set_new(h, "checks", checks);
+	json_object_set_new(h, "file_matches", json_boolean(hp->file_matches));
+	json_object_set_new(h, "in_effect", json_boolean(hp->all_in_effect));
+	json_object_set_new(h, "want_sha256", json_string(hp->want_sha256));
+	masked_diff(&b, hp);
+	/* JSON strings are UTF-8; a latin-1 file's diff travels as base64. */
+	if ((e = json_stringn(b.data, b.len)) != NULL)
+		json_object_set_new(h, "diff", e);
+	else {
+		struct buf b64 = ENVCTL_BUF_INIT;
+
+		proto_b64_encode(&b64, b.data, b.len);
+		json_object_set_new(h, "diff", json_null());
+		json_object_set_new(h, "diff_b64", json_string(b64.data));
+		buf_release(&b64);
+	}
+	buf_wipe(&b);
+	return h;
+}

@@ -1,0 +1,45 @@
+/*
+ * report.h - plan and facts results as text for people and JSON for tools.
+ *
+ * Builds output into buffers from the host_plan results (one result
+ * structure for both forms); printing is output.h's job.  Values of
+ * secret: true variables are masked everywhere, the diff included.
+ * Pure functions; safe to call from the fleet's done() callback.
+ */
+#ifndef ENVCTL_CONTROLLER_REPORT_H
+#define ENVCTL_CONTROLLER_REPORT_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+struct buf;
+struct host_plan;
+
+#define ENVCTL_MASK	"********"
+
+struct report_opts {
+	int		 color;		/* ANSI colours */
+	int		 verbose;	/* details for in-sync hosts too */
+	int		 quiet;		/* only problems and the summary */
+	int		 show_diff;
+};
+
+struct plan_counts {
+	size_t		 ok, pending, changed, failed, unreachable, skipped;
+};
+
+/* Appends the text block for one host (nothing for -q and ok). */
+void	report_plan_host(struct buf *out, const struct host_plan *hp,
+	    const struct report_opts *ro);
+/* Appends the facts block for one host. */
+void	report_facts_host(struct buf *out, const struct host_plan *hp,
+	    const struct report_opts *ro);
+/* Adds hp's outcome to c. */
+void	report_count(struct plan_counts *c, const struct host_plan *hp);
+/* Appends "3 to change, 96 in sync, 1 failed" and a newline. */
+void	report_summary(struct buf *out, const struct plan_counts *c,
+	    const struct report_opts *ro);
+/* One host as a JSON object (the plan --json schema). */
+json_t	*report_plan_json(const struct host_plan *hp);
+
+#endif

@@ -1,0 +1,1428 @@
+/*
+ * check_agent.c - the real envctl-agent binary ($ENVCTL_AGENT), fed frames
+ * on stdin, against the host's real python3.  Temporary files only; the
+ * system's own sitecustomize.py is read, never written.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/probe.h"
+#include "common/buf.h"
+#include "common/err.h"
+#include "common/proto.h"
+#include "common/xmalloc.h"
+#include "testutil.h"
+
+#define MINPATH	\
+	"/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+static const char *const nccl[] = {
+	"NCCL_PROTO", "NCCL_ALGO", "NCCL_P2P_LEVEL", "NCCL_MAX_NCHANNELS",
+	"NCCL_BUFFSIZE", "NCCL_NTHREADS",
+};
+
+static const char *
+agent_bin(void)
+{
+	const char *s = getenv("ENVCTL_AGENT");
+
+	return s != NULL ? s : "build/envctl-agent";
+}
+
+static long long
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Walks a dotted path of object keys; NULL when any is missing. */
+static json_t *
+jget(const json_t *o, const char *path)
+{
+	char *copy = xstrdup(path), *key, *dot;
+	json_t *v = (json_t *)o;
+
+	for (key = copy; v != NULL && key != NULL; key = dot) {
+		if ((dot = strchr(key, '.')) != NULL)
+			*dot++ = '\0';
+		v = json_object_get(v, key);
+	}
+	free(copy);
+	return v;
+}
+
+static const char *
+jstr(const json_t *o, const char *path)
+{
+	json_t *v = jget(o, path);
+
+	ck_assert_msg(json_is_string(v), "'%s' is not a string", path);
+	return json_string_value(v);
+}
+
+static json_int_t
+jint(const json_t *o, const char *path)
+{
+	json_t *v = jget(o, path);
+
+	ck_assert_msg(json_is_integer(v), "'%s' is not an integer", path);
+	return json_integer_value(v);
+}
+
+static int
+jbool(const json_t *o, const char *path)
+{
+	json_t *v = jget(o, path);
+
+	ck_assert_msg(json_is_boolean(v), "'%s' is not a boolean", path);
+	return json_is_true(v);
+}
+
+static void
+assert_null(const json_t *o, const char *path)
+{
+	ck_assert_msg(json_is_null(jget(o, path)), "'%s' is not null", path);
+}
+
+static void
+assert_ok(const json_t *reply)
+{
+	ck_assert_msg(json_is_true(json_object_get(reply, "ok")),
+	    "reply failed: %s: %s",
+	    json_string_value(json_object_get(reply, "code")),
+	    json_string_value(json_object_get(reply, "message")));
+}
+
+static void
+assert_fail(const json_t *reply, const char *code, const char *msg)
+{
+	ck_assert_msg(json_is_false(json_object_get(reply, "ok")),
+	    "expected %s: %s", code, msg);
+	ck_assert_str_eq(jstr(reply, "code"), code);
+	ck_assert_str_eq(jstr(reply, "message"), msg);
+}
+
+/* Appends a frame of the JSON text js. */
+static void
+add_frame(struct buf *b, const char *js)
+{
+	json_t *v = json_loads(js, 0, NULL);
+
+	ck_assert_ptr_nonnull(v);
+	ck_assert_int_eq(proto_encode(b, v, NULL), 0);
+	json_decref(v);
+}
+
+/* Runs the agent on in; returns the array of decoded replies. */
+static json_t *
+run_agent(struct tu_run *r, const struct buf *in)
+{
+	char *argv[] = { (char *)agent_bin(), NULL };
+	struct buf out = ENVCTL_BUF_INIT;
+	json_t *replies = json_array(), *m;
+	int rc;
+
+	tu_run(r, argv, NULL, in->data, in->len);
+	buf_add(&out, r->out, r->outlen);
+	while ((rc = proto_decode(&m, &out, NULL)) == 1)
+		json_array_append_new(replies, m);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(out.len == 0, "stdout holds %zu bytes that are not "
+	    "a frame", out.len);
+	buf_release(&out);
+	return replies;
+}
+
+/* Sends one request (taking it) in a session of its own; the reply. */
+static json_t *
+ask(json_t *req)
+{
+	struct buf in = ENVCTL_BUF_INIT;
+	struct tu_run r;
+	json_t *replies, *reply;
+
+	ck_assert_ptr_nonnull(req);
+	ck_assert_int_eq(proto_encode(&in, req, NULL), 0);
+	json_decref(req);
+	replies = run_agent(&r, &in);
+	ck_assert_msg(r.status == 0, "agent exited %d: %s", r.status,
+	    r.errout);
+	ck_assert_uint_eq(json_array_size(replies), 1);
+	reply = json_incref(json_array_get(replies, 0));
+	ck_assert_int_eq(jint(reply, "id"), 1);
+	json_decref(replies);
+	tu_run_free(&r);
+	buf_release(&in);
+	return reply;
+}
+
+/* A read request with id 1 for the six NCCL variables, no checks. */
+static json_t *
+read_req(const char *interp, const char *path)
+{
+	return json_pack("{s:s,s:i,s:s,s:o,s:[ssssss],s:[],s:i}",
+	    "op", "read", "id", 1, "interpreter", interp,
+	    "path", path != NULL ? json_string(path) : json_null(),
+	    "vars", nccl[0], nccl[1], nccl[2], nccl[3], nccl[4], nccl[5],
+	    "checks", "timeout_ms", 10000);
+}
+
+/* The decoded bytes of target.data. */
+static void
+target_bytes(struct buf *out, const json_t *reply)
+{
+	const char *s = jstr(reply, "target.data");
+
+	ck_assert_int_eq(proto_b64_decode(out, s, strlen(s), NULL), 0);
+}
+
+static char *
+real(const char *path)
+{
+	char *p = realpath(path, NULL);
+
+	ck_assert_ptr_nonnull(p);
+	return p;
+}
+
+/*
+ * A temporary directory holding sitecustomize.py and an "interpreter": a
+ * wrapper that records its pid (python's, after exec) and adds the
+ * directory to PYTHONPATH itself, since the agent runs it in a clean
+ * environment.
+ */
+struct pyenv {
+	char	*dir;
+	char	*interp;
+	char	*site;
+	char	*pidfile;
+};
+
+static void
+pyenv_init(struct pyenv *e, const char *site_text)
+{
+	char *wrapper;
+
+	e->dir = tu_mkdtemp();
+	e->site = tu_writes(e->dir, "sitecustomize.py", site_text);
+	e->pidfile = xasprintf("%s/pid", e->dir);
+	wrapper = xasprintf("#!/bin/sh\necho $$ > %s\n"
+	    "exec env PYTHONPATH=%s %s \"$@\"\n", e->pidfile, e->dir,
+	    tu_python());
+	e->interp = tu_writes(e->dir, "python", wrapper);
+	ck_assert_int_eq(chmod(e->interp, 0755), 0);
+	free(wrapper);
+}
+
+static void
+pyenv_fixture(struct pyenv *e, const char *name)
+{
+	char *path = tu_fixture(name), *text = tu_read(path, NULL);
+
+	ck_assert_msg(text != NULL, "cannot read fixture %s", path);
+	pyenv_init(e, text);
+	free(text);
+	free(path);
+}
+
+static void
+pyenv_release(struct pyenv *e)
+{
+	tu_rmtree(e->dir);
+	free(e->dir);
+	free(e->interp);
+	free(e->site);
+	free(e->pidfile);
+}
+
+/* The pid the wrapper recorded, or -1 before it ran. */
+static pid_t
+pyenv_pid(const struct pyenv *e)
+{
+	char *s = tu_read(e->pidfile, NULL);
+	pid_t pid = -1;
+
+	if (s != NULL && s[0] != '\0')
+		pid = (pid_t)strtol(s, NULL, 10);
+	free(s);
+	return pid;
+}
+
+/* 1 while a process whose command line holds token is running. */
+static int
+token_alive(const char *token)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	size_t len, tlen = strlen(token), i;
+	char *path, *cmd;
+	int found = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while (!found && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		path = xasprintf("/proc/%s/cmdline", de->d_name);
+		cmd = tu_read(path, &len);
+		free(path);
+		for (i = 0; cmd != NULL && i + tlen <= len && !found; i++)
+			found = memcmp(cmd + i, token, tlen) == 0;
+		free(cmd);
+	}
+	closedir(d);
+	return found;
+}
+
+START_TEST(test_version)
+{
+	char *argv[] = { (char *)agent_bin(), "--version", NULL };
+	char *bad[] = { (char *)agent_bin(), "--bogus", NULL };
+	struct tu_run r;
+
+	tu_run(&r, argv, NULL, NULL, 0);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "envctl-agent " ENVCTL_VERSION "\n");
+	tu_run_free(&r);
+	tu_run(&r, bad, NULL, NULL, 0);
+	ck_assert_int_eq(r.status, 64);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_ptr_nonnull(strstr(r.errout, "usage: envctl-agent"));
+	tu_run_free(&r);
+}
+END_TEST
+
+START_TEST(test_empty_session)
+{
+	struct buf in = ENVCTL_BUF_INIT;
+	struct tu_run r;
+	json_t *replies = run_agent(&r, &in);
+
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_uint_eq(json_array_size(replies), 0);
+	ck_assert_str_eq(r.errout, "");
+	json_decref(replies);
+	tu_run_free(&r);
+}
+END_TEST
+
+START_TEST(test_hello)
+{
+	json_t *reply = ask(json_pack("{s:s,s:i,s:i}", "op", "hello", "id", 1,
+	    "protocol", 1));
+	struct utsname u;
+	struct passwd *pw;
+
+	ck_assert_int_eq(uname(&u), 0);
+	assert_ok(reply);
+	ck_assert_str_eq(jstr(reply, "agent"), ENVCTL_VERSION);
+	ck_assert_int_eq(jint(reply, "protocol"), 1);
+	ck_assert_str_eq(jstr(reply, "arch"), u.machine);
+	ck_assert_str_eq(jstr(reply, "hostname"), u.nodename);
+	ck_assert_int_eq(jint(reply, "uid"), getuid());
+	ck_assert_int_eq(jint(reply, "euid"), geteuid());
+	if (geteuid() == 0)
+		ck_assert_str_eq(jstr(reply, "user"), "root");
+	else if ((pw = getpwuid(geteuid())) != NULL)
+		ck_assert_str_eq(jstr(reply, "user"), pw->pw_name);
+	ck_assert_int_gt(jint(reply, "pid"), 1);
+	ck_assert_int_ne(jint(reply, "pid"), getpid());
+	json_decref(reply);
+}
+END_TEST
+
+START_TEST(test_hello_protocol)
+{
+	json_t *reply;
+
+	reply = ask(json_pack("{s:s,s:i,s:i}", "op", "hello", "id", 1,
+	    "protocol", 2));
+	assert_fail(reply, "EUNSUPPORTED", "protocol 2 is not supported "
+	    "(envctl-agent " ENVCTL_VERSION " speaks protocol 1)");
+	json_decref(reply);
+	reply = ask(json_pack("{s:s,s:i}", "op", "hello", "id", 1));
+	assert_fail(reply, "EINVALID", "hello: 'protocol' must be an integer");
+	json_decref(reply);
+}
+END_TEST
+
+START_TEST(test_unknown_op)
+{
+	struct buf in = ENVCTL_BUF_INIT;
+	struct tu_run r;
+	json_t *replies;
+
+	add_frame(&in, "{\"op\":\"frobnicate\",\"id\":1}");
+	add_frame(&in, "{\"op\":\"hello\",\"id\":2,\"protocol\":1}");
+	replies = run_agent(&r, &in);
+	ck_assert_int_eq(r.status, 0);	/* the session goes on */
+	ck_assert_uint_eq(json_array_size(replies), 2);
+	assert_fail(json_array_get(replies, 0), "EUNSUPPORTED",
+	    "unknown op 'frobnicate'");
+	ck_assert_int_eq(jint(json_array_get(replies, 0), "id"), 1);
+	assert_ok(json_array_get(replies, 1));
+	json_decref(replies);
+	tu_run_free(&r);
+	buf_release(&in);
+}
+END_TEST
+
+/*
+ * Each malformed input: one error reply (id as given, else null), the
+ * message on stderr, exit status 2, and the hello after it unanswered.
+ * A case has a JSON body framed here, or raw bytes when body is NULL.
+ */
+START_TEST(test_malformed)
+{
+	static const struct {
+		const char	*body;
+		const char	*raw;
+		size_t		 rawlen;
+		json_int_t	 id;	/* -1: null */
+		const char	*code;
+		const char	*msg;	/* NULL: bad JSON */
+	} v[] = {
+		{ "hello", NULL, 0, -1, "EPARSE", NULL },
+		{ "{\"id\":1", NULL, 0, -1, "EPARSE", NULL },
+		{ NULL, "\xff\xff\xff\xff", 4, -1, "ETOOBIG", "frame of "
+		    "4294967295 bytes exceeds the 50331648-byte limit" },
+		{ NULL, "\x03\x00\x00\x01", 4, -1, "ETOOBIG", "frame of "
+		    "50331649 bytes exceeds the 50331648-byte limit" },
+		{ NULL, "\0\0\0\0", 4, -1, "EPARSE", "empty frame" },
+		{ "[1]", NULL, 0, -1, "EPARSE",
+		    "frame holds a JSON array, not an object" },
+		{ "{\"op\":\"hello\"}", NULL, 0, -1, "EPARSE",
+		    "request has no integer 'id'" },
+		{ "{\"op\":\"hello\",\"id\":\"7\"}", NULL, 0, -1, "EPARSE",
+		    "request has no integer 'id'" },
+		{ "{\"id\":7}", NULL, 0, 7, "EPARSE",
+		    "request 7 has no string 'op'" },
+		{ "{\"id\":8,\"op\":null}", NULL, 0, 8, "EPARSE",
+		    "request 8 has no string 'op'" },
+	};
+	struct buf in = ENVCTL_BUF_INIT;
+	struct tu_run r;
+	json_t *replies, *reply;
+	unsigned char h[4];
+	size_t i, len;
+
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		buf_reset(&in);
+		if (v[i].body != NULL) {
+			len = strlen(v[i].body);
+			h[0] = h[1] = h[2] = 0;
+			h[3] = (unsigned char)len;
+			buf_add(&in, h, 4);
+			buf_addstr(&in, v[i].body);
+		} else
+			buf_add(&in, v[i].raw, v[i].rawlen);
+		add_frame(&in, "{\"op\":\"hello\",\"id\":99,\"protocol\":1}");
+		replies = run_agent(&r, &in);
+		ck_assert_msg(r.status == 2, "case %zu: exit %d", i, r.status);
+		ck_assert_uint_eq(json_array_size(replies), 1);
+		reply = json_array_get(replies, 0);
+		if (v[i].id < 0)
+			assert_null(reply, "id");
+		else
+			ck_assert_int_eq(jint(reply, "id"), v[i].id);
+		ck_assert(json_is_false(json_object_get(reply, "ok")));
+		ck_assert_str_eq(jstr(reply, "code"), v[i].code);
+		if (v[i].msg != NULL)
+			ck_assert_str_eq(jstr(reply, "message"), v[i].msg);
+		else
+			ck_assert_msg(strncmp(jstr(reply, "message"),
+			    "bad JSON in frame: ", 19) == 0, "%s",
+			    jstr(reply, "message"));
+		ck_assert_ptr_nonnull(strstr(r.errout, "envctl-agent: "));
+		ck_assert_ptr_nonnull(strstr(r.errout,
+		    jstr(reply, "message")));
+		json_decref(replies);
+		tu_run_free(&r);
+	}
+	buf_release(&in);
+}
+END_TEST
+
+START_TEST(test_truncated_input)
+{
+	static const struct {
+		const char	*in;
+		size_t		 len;
+		const char	*msg;
+	} v[] = {
+		{ "\0\0", 2, "truncated frame: input ended after 2 header "
+		    "bytes" },
+		{ "\0\0\0\20{\"op\"", 9, "truncated frame: input ended after "
+		    "5 of 16 bytes" },
+	};
+	struct buf in = ENVCTL_BUF_INIT;
+	struct tu_run r;
+	json_t *replies;
+	size_t i;
+
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		buf_reset(&in);
+		add_frame(&in, "{\"op\":\"hello\",\"id\":1,\"protocol\":1}");
+		buf_add(&in, v[i].in, v[i].len);
+		replies = run_agent(&r, &in);
+		ck_assert_int_eq(r.status, 2);
+		ck_assert_uint_eq(json_array_size(replies), 2);
+		assert_ok(json_array_get(replies, 0));
+		assert_fail(json_array_get(replies, 1), "EPARSE", v[i].msg);
+		assert_null(json_array_get(replies, 1), "id");
+		json_decref(replies);
+		tu_run_free(&r);
+	}
+	buf_release(&in);
+}
+END_TEST
+
+START_TEST(test_pipelined)
+{
+	struct buf in = ENVCTL_BUF_INIT;
+	struct tu_run r;
+	json_t *replies, *req;
+	char *dir = tu_mkdtemp(), *f = tu_writes(dir, "f.py", "x = 1\n");
+	size_t i;
+
+	/* All four in one write; a slow read between quick ones. */
+	add_frame(&in, "{\"op\":\"hello\",\"id\":1,\"protocol\":1}");
+	req = read_req(tu_python(), f);
+	json_object_set_new(req, "id", json_integer(2));
+	proto_encode(&in, req, NULL);
+	json_decref(req);
+	add_frame(&in, "{\"op\":\"nope\",\"id\":3}");
+	add_frame(&in, "{\"op\":\"hello\",\"id\":4,\"protocol\":1}");
+	replies = run_agent(&r, &in);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_uint_eq(json_array_size(replies), 4);
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(jint(json_array_get(replies, i), "id"),
+		    (json_int_t)i + 1);
+	assert_ok(json_array_get(replies, 1));
+	ck_assert_str_eq(jstr(json_array_get(replies, 1), "target.path"), f);
+	assert_fail(json_array_get(replies, 2), "EUNSUPPORTED",
+	    "unknown op 'nope'");
+	json_decref(replies);
+	tu_run_free(&r);
+	buf_release(&in);
+	tu_rmtree(dir);
+	free(dir);
+	free(f);
+}
+END_TEST
+
+START_TEST(test_read_explicit)
+{
+	static const char bytes[] = "\xff\xfe\0abc\n\x80 caf\xc3\xa9\n";
+	char *dir = tu_mkdtemp(), *f, *rf;
+	struct buf got = ENVCTL_BUF_INIT;
+	struct stat st;
+	struct passwd *pw;
+	struct group *gr;
+	json_t *reply;
+
+	f = tu_write(dir, "site.py", bytes, sizeof(bytes) - 1);
+	ck_assert_int_eq(chmod(f, 0640), 0);
+	ck_assert_int_eq(stat(f, &st), 0);
+	reply = ask(read_req(tu_python(), f));
+	assert_ok(reply);
+	ck_assert_str_eq(jstr(reply, "target.path"), f);
+	ck_assert_str_eq(jstr(reply, "target.source"), "explicit");
+	ck_assert_uint_eq(json_array_size(jget(reply, "target.chain")), 1);
+	ck_assert_str_eq(json_string_value(json_array_get(jget(reply,
+	    "target.chain"), 0)), f);
+	rf = real(f);
+	ck_assert_str_eq(jstr(reply, "target.real"), rf);
+	ck_assert(jbool(reply, "target.exists"));
+	ck_assert_int_eq(jint(reply, "target.mode"), 0640);
+	ck_assert_int_eq(jint(reply, "target.uid"), st.st_uid);
+	ck_assert_int_eq(jint(reply, "target.gid"), st.st_gid);
+	ck_assert_int_eq(jint(reply, "target.size"), sizeof(bytes) - 1);
+	if (st.st_uid == 0)
+		ck_assert_str_eq(jstr(reply, "target.owner"), "root");
+	else if ((pw = getpwuid(st.st_uid)) != NULL)
+		ck_assert_str_eq(jstr(reply, "target.owner"), pw->pw_name);
+	if ((gr = getgrgid(st.st_gid)) != NULL)
+		ck_assert_str_eq(jstr(reply, "target.group"), gr->gr_name);
+	target_bytes(&got, reply);
+	ck_assert_uint_eq(got.len, sizeof(bytes) - 1);
+	ck_assert_mem_eq(got.data, bytes, sizeof(bytes) - 1);
+	ck_assert_str_ne(jstr(reply, "interpreter.version"), "");
+	ck_assert_int_eq(json_array_size(jget(reply, "checks")), 0);
+	buf_release(&got);
+	json_decref(reply);
+	tu_rmtree(dir);
+	free(dir);
+	free(f);
+	free(rf);
+}
+END_TEST
+
+START_TEST(test_read_missing)
+{
+	char *dir = tu_mkdtemp(), *rdir = real(dir), *f, *want;
+	json_t *reply;
+
+	f = xasprintf("%s/nope.py", dir);
+	want = xasprintf("%s/nope.py", rdir);
+	reply = ask(read_req(tu_python(), f));
+	assert_ok(reply);
+	ck_assert(!jbool(reply, "target.exists"));
+	ck_assert_str_eq(jstr(reply, "target.real"), want);
+	ck_assert_uint_eq(json_array_size(jget(reply, "target.chain")), 1);
+	ck_assert_ptr_null(jget(reply, "target.data"));
+	ck_assert_ptr_null(jget(reply, "target.mode"));
+	json_decref(reply);
+	free(f);
+
+	/* The directory is missing too: real is the path as given. */
+	f = xasprintf("%s/nodir/x.py", dir);
+	reply = ask(read_req(tu_python(), f));
+	assert_ok(reply);
+	ck_assert(!jbool(reply, "target.exists"));
+	ck_assert_str_eq(jstr(reply, "target.real"), f);
+	json_decref(reply);
+	free(f);
+
+	reply = ask(read_req(tu_python(), "relative/x.py"));
+	assert_fail(reply, "EINVALID",
+	    "read: 'path' must be null or an absolute path");
+	json_decref(reply);
+	tu_rmtree(dir);
+	free(dir);
+	free(rdir);
+	free(want);
+}
+END_TEST
+
+START_TEST(test_read_chain)
+{
+	char *dir = tu_mkdtemp(), *rdir = real(dir), *a, *sub, *c, *want[3];
+	struct buf got = ENVCTL_BUF_INIT;
+	json_t *reply, *chain;
+	size_t i;
+
+	/* a -> sub/b -> ../c, both relative. */
+	sub = xasprintf("%s/sub", dir);
+	ck_assert_int_eq(mkdir(sub, 0755), 0);
+	c = tu_writes(dir, "c", "import os\n");
+	a = xasprintf("%s/a", dir);
+	want[0] = xstrdup(a);
+	want[1] = xasprintf("%s/sub/b", dir);
+	want[2] = xasprintf("%s/sub/../c", dir);
+	ck_assert_int_eq(symlink("sub/b", a), 0);
+	ck_assert_int_eq(symlink("../c", want[1]), 0);
+	reply = ask(read_req(tu_python(), a));
+	assert_ok(reply);
+	chain = jget(reply, "target.chain");
+	ck_assert_uint_eq(json_array_size(chain), 3);
+	for (i = 0; i < 3; i++)
+		ck_assert_str_eq(json_string_value(json_array_get(chain, i)),
+		    want[i]);
+	free(want[2]);
+	want[2] = xasprintf("%s/c", rdir);
+	ck_assert_str_eq(jstr(reply, "target.real"), want[2]);
+	ck_assert(jbool(reply, "target.exists"));
+	target_bytes(&got, reply);
+	ck_assert_str_eq(got.data, "import os\n");
+	json_decref(reply);
+
+	/* A dangling link: exists false, real where it points. */
+	free(a);
+	a = xasprintf("%s/dangling", dir);
+	ck_assert_int_eq(symlink("gone.py", a), 0);
+	reply = ask(read_req(tu_python(), a));
+	assert_ok(reply);
+	ck_assert(!jbool(reply, "target.exists"));
+	ck_assert_uint_eq(json_array_size(jget(reply, "target.chain")), 2);
+	free(want[2]);
+	want[2] = xasprintf("%s/gone.py", rdir);
+	ck_assert_str_eq(jstr(reply, "target.real"), want[2]);
+	json_decref(reply);
+	for (i = 0; i < 3; i++)
+		free(want[i]);
+	buf_release(&got);
+	tu_rmtree(dir);
+	free(dir);
+	free(rdir);
+	free(sub);
+	free(a);
+	free(c);
+}
+END_TEST
+
+START_TEST(test_read_loop)
+{
+	char *dir = tu_mkdtemp(), *a, *b, *msg;
+	json_t *reply;
+
+	a = xasprintf("%s/a", dir);
+	b = xasprintf("%s/b", dir);
+	ck_assert_int_eq(symlink("b", a), 0);
+	ck_assert_int_eq(symlink(a, b), 0);
+	reply = ask(read_req(tu_python(), a));
+	msg = xasprintf("symlink loop: '%s' leads through more than 40 links",
+	    a);
+	assert_fail(reply, "EINVALID", msg);
+	json_decref(reply);
+	free(msg);
+	tu_rmtree(dir);
+	free(dir);
+	free(a);
+	free(b);
+}
+END_TEST
+
+START_TEST(test_read_not_regular)
+{
+	char *dir = tu_mkdtemp(), *rdir = real(dir), *sub, *fifo, *msg;
+	json_t *reply;
+
+	sub = xasprintf("%s/sub", dir);
+	ck_assert_int_eq(mkdir(sub, 0755), 0);
+	reply = ask(read_req(tu_python(), sub));
+	msg = xasprintf("'%s/sub' is a directory, not a regular file", rdir);
+	assert_fail(reply, "EINVALID", msg);
+	json_decref(reply);
+	free(msg);
+
+	/* A FIFO must neither hang the agent nor be read. */
+	fifo = xasprintf("%s/fifo", dir);
+	ck_assert_int_eq(mkfifo(fifo, 0644), 0);
+	reply = ask(read_req(tu_python(), fifo));
+	msg = xasprintf("'%s/fifo' is not a regular file", rdir);
+	assert_fail(reply, "EINVALID", msg);
+	json_decref(reply);
+	free(msg);
+	tu_rmtree(dir);
+	free(dir);
+	free(rdir);
+	free(sub);
+	free(fifo);
+}
+END_TEST
+
+static char *
+sparse(const char *dir, const char *name, off_t size)
+{
+	char *p = xasprintf("%s/%s", dir, name);
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, size), 0);
+	close(fd);
+	return p;
+}
+
+START_TEST(test_read_too_big)
+{
+	char *dir = tu_mkdtemp(), *rdir = real(dir), *big, *max, *msg;
+	json_t *reply;
+
+	big = sparse(dir, "big", 9 << 20);
+	reply = ask(read_req(tu_python(), big));
+	msg = xasprintf("'%s/big' is larger than 8 MiB", rdir);
+	assert_fail(reply, "ETOOBIG", msg);
+	json_decref(reply);
+
+	/* Exactly the cap still travels. */
+	max = sparse(dir, "max", 8 << 20);
+	reply = ask(read_req(tu_python(), max));
+	assert_ok(reply);
+	ck_assert_int_eq(jint(reply, "target.size"), 8 << 20);
+	ck_assert_uint_eq(strlen(jstr(reply, "target.data")), 11184812);
+	json_decref(reply);
+	tu_rmtree(dir);
+	free(dir);
+	free(rdir);
+	free(big);
+	free(max);
+	free(msg);
+}
+END_TEST
+
+START_TEST(test_probe_broken)
+{
+	struct pyenv e;
+	struct buf got = ENVCTL_BUF_INIT;
+	char *fixture = tu_fixture("seed-broken.sitecustomize.py"), *text;
+	json_t *reply;
+	size_t i, len;
+
+	pyenv_fixture(&e, "seed-broken.sitecustomize.py");
+	reply = ask(read_req(e.interp, NULL));
+	assert_ok(reply);
+	ck_assert_str_eq(jstr(reply, "probe.startup_error.message"),
+	    "Error in sitecustomize; set PYTHONVERBOSE for traceback:");
+	ck_assert_str_eq(jstr(reply, "probe.startup_error.exception"),
+	    "TypeError: str expected, not ellipsis");
+	for (i = 0; i < 6; i++)
+		ck_assert_msg(json_is_null(json_object_get(jget(reply,
+		    "probe.values"), nccl[i])), "%s is set", nccl[i]);
+	ck_assert_uint_eq(json_object_size(jget(reply, "probe.values")), 6);
+	assert_null(reply, "probe.imported");
+	ck_assert_str_eq(jstr(reply, "probe.origin"), e.site);
+	ck_assert_int_eq(jint(reply, "probe.exit"), 0);
+	ck_assert(!jbool(reply, "probe.shadowed"));
+	ck_assert_ptr_nonnull(strstr(jstr(reply, "probe.stderr"),
+	    "TypeError: str expected, not ellipsis\n"));
+	ck_assert_str_eq(jstr(reply, "target.path"), e.site);
+	ck_assert_str_eq(jstr(reply, "target.source"), "auto");
+	ck_assert_str_eq(jstr(reply, "interpreter.path"), tu_python());
+	ck_assert_ptr_nonnull(strchr(jstr(reply, "interpreter.version"),
+	    '.'));
+	text = tu_read(fixture, &len);
+	target_bytes(&got, reply);
+	ck_assert_uint_eq(got.len, len);
+	ck_assert_mem_eq(got.data, text, len);
+	buf_release(&got);
+	json_decref(reply);
+	pyenv_release(&e);
+	free(fixture);
+	free(text);
+}
+END_TEST
+
+START_TEST(test_probe_working)
+{
+	static const char *const want[] = {
+		"LL", "Ring", "SYS", "16", "16777216", "512",
+	};
+	struct pyenv e;
+	json_t *reply;
+	size_t i;
+
+	pyenv_fixture(&e, "seed-working.sitecustomize.py");
+	reply = ask(read_req(e.interp, NULL));
+	assert_ok(reply);
+	for (i = 0; i < 6; i++)
+		ck_assert_str_eq(json_string_value(json_object_get(jget(reply,
+		    "probe.values"), nccl[i])), want[i]);
+	ck_assert_str_eq(jstr(reply, "probe.imported"), e.site);
+	ck_assert_str_eq(jstr(reply, "probe.origin"), e.site);
+	assert_null(reply, "probe.startup_error");
+	ck_assert_str_eq(jstr(reply, "probe.stderr"), "");
+	ck_assert(!jbool(reply, "probe.truncated"));
+	ck_assert_str_eq(jstr(reply, "target.path"), e.site);
+	ck_assert_uint_ge(json_array_size(jget(reply, "probe.site_packages")),
+	    1);
+	json_decref(reply);
+	pyenv_release(&e);
+}
+END_TEST
+
+START_TEST(test_probe_junk)
+{
+	struct pyenv e;
+	json_t *reply;
+
+	/* A fake report on stdout, before and at exit; noise on stderr. */
+	pyenv_init(&e, "import atexit, os, sys\n"
+	    "print('junk before')\n"
+	    "print('" ENVCTL_PROBE_MARKER "')\n"
+	    "print('{\"executable\": \"/fake\", \"version\": \"0\", "
+	    "\"origin\": null, \"imported\": null, \"site_packages\": [], "
+	    "\"values\": {\"NCCL_PROTO\": \"FAKE\"}}')\n"
+	    "sys.stdout.write('no newline at the end')\n"
+	    "sys.stderr.write('noise on stderr\\n')\n"
+	    "atexit.register(lambda: print('\\n" ENVCTL_PROBE_MARKER
+	    "\\n{}'))\n"
+	    "os.environ['NCCL_PROTO'] = 'LL'\n");
+	reply = ask(read_req(e.interp, NULL));
+	assert_ok(reply);
+	ck_assert_str_eq(jstr(reply, "probe.values.NCCL_PROTO"), "LL");
+	assert_null(reply, "probe.values.NCCL_ALGO");
+	ck_assert_str_eq(jstr(reply, "interpreter.path"), tu_python());
+	ck_assert_str_eq(jstr(reply, "probe.imported"), e.site);
+	ck_assert_str_eq(jstr(reply, "probe.stderr"), "noise on stderr\n");
+	assert_null(reply, "probe.startup_error");
+	json_decref(reply);
+	pyenv_release(&e);
+}
+END_TEST
+
+/* Values survive the trip whatever their characters. */
+START_TEST(test_probe_unicode)
+{
+	struct pyenv e;
+	json_t *req, *reply;
+
+	pyenv_init(&e, "import os\n"
+	    "os.environ['U'] = "
+	    "'caf\\u00e9 \\U0001f600 \"q\" \\\\ \\n\\t\\x01'\n"
+	    "os.environ['B'] = b'a\\xffb'.decode('utf-8', 'surrogateescape')\n"
+	    "os.environ['E'] = ''\n");
+	req = json_pack("{s:s,s:i,s:s,s:[ssss]}", "op", "read", "id", 1,
+	    "interpreter", e.interp, "vars", "U", "B", "E", "U");
+	reply = ask(req);
+	assert_ok(reply);
+	ck_assert_str_eq(jstr(reply, "probe.values.U"),
+	    "caf\xc3\xa9 \xf0\x9f\x98\x80 \"q\" \\ \n\t\x01");
+	ck_assert_str_eq(jstr(reply, "probe.values.B"), "a\xef\xbf\xbd" "b");
+	ck_assert_str_eq(jstr(reply, "probe.values.E"), "");
+	ck_assert_uint_eq(json_object_size(jget(reply, "probe.values")), 3);
+	json_decref(reply);
+	pyenv_release(&e);
+}
+END_TEST
+
+START_TEST(test_probe_timeout)
+{
+	struct pyenv e;
+	json_t *req, *reply;
+	char *token, *site, *msg;
+	long long t0, ms;
+	pid_t pid;
+	int i;
+
+	token = xasprintf("envctl-leftover-%ld-%lld", (long)getpid(),
+	    now_ms());
+	site = xasprintf("import subprocess, time\n"
+	    "subprocess.Popen(['/bin/sh', '-c', 'sleep 30; echo %s'])\n"
+	    "time.sleep(30)\n", token);
+	pyenv_init(&e, site);
+	req = read_req(e.interp, NULL);
+	json_object_set_new(req, "timeout_ms", json_integer(500));
+	t0 = now_ms();
+	reply = ask(req);
+	ms = now_ms() - t0;
+	msg = xasprintf("%s did not finish within 0.5 s", e.interp);
+	assert_fail(reply, "ETIMEOUT", msg);
+	ck_assert_int_eq(jint(reply, "detail.exit"), 128 + SIGKILL);
+	ck_assert_msg(ms < 1500, "took %lld ms", ms);
+	/* python was reaped by the agent; its group was killed. */
+	ck_assert_int_gt((pid = pyenv_pid(&e)), 0);
+	ck_assert_int_eq(kill(pid, 0), -1);
+	ck_assert_int_eq(errno, ESRCH);
+	for (i = 0; i < 100 && token_alive(token); i++)
+		usleep(20000);
+	ck_assert_msg(!token_alive(token), "a child of the probe survived");
+	json_decref(reply);
+	pyenv_release(&e);
+	free(token);
+	free(site);
+	free(msg);
+}
+END_TEST
+
+/*
+ * A daemon that escaped the process group keeps the pipes open: the agent
+ * answers once python itself is gone, not when the daemon is.
+ */
+START_TEST(test_probe_daemon)
+{
+	struct pyenv e;
+	json_t *reply;
+	long long t0;
+
+	pyenv_init(&e, "import os, subprocess\n"
+	    "subprocess.Popen(['/bin/sleep', '3'], start_new_session=True)\n"
+	    "os.environ['NCCL_PROTO'] = 'LL'\n");
+	t0 = now_ms();
+	reply = ask(read_req(e.interp, NULL));
+	assert_ok(reply);
+	ck_assert_int_lt(now_ms() - t0, 2000);
+	ck_assert_str_eq(jstr(reply, "probe.values.NCCL_PROTO"), "LL");
+	json_decref(reply);
+	pyenv_release(&e);
+}
+END_TEST
+
+START_TEST(test_probe_flood)
+{
+	struct pyenv e;
+	json_t *reply;
+	long long t0;
+
+	pyenv_init(&e, "import os, sys\n"
+	    "sys.stdout.write('x' * (10 << 20))\n"
+	    "sys.stdout.flush()\n"
+	    "sys.stderr.write('e' * (1 << 20))\n"
+	    "os.environ['NCCL_PROTO'] = 'LL'\n");
+	t0 = now_ms();
+	reply = ask(read_req(e.interp, NULL));
+	assert_ok(reply);
+	ck_assert_int_lt(now_ms() - t0, 10000);
+	ck_assert(jbool(reply, "probe.truncated"));
+	ck_assert_uint_eq(strlen(jstr(reply, "probe.stderr")), 64 * 1024);
+	ck_assert_str_eq(jstr(reply, "probe.values.NCCL_PROTO"), "LL");
+	json_decref(reply);
+	pyenv_release(&e);
+}
+END_TEST
+
+START_TEST(test_probe_clean_env)
+{
+	static const char *const allowed[] = {
+		"PATH", "PYTHONPATH",	/* the agent's; the wrapper's */
+		"LC_CTYPE",		/* python's C locale coercion */
+		"PWD",			/* the wrapper's /bin/sh */
+	};
+	struct pyenv e;
+	json_t *req, *reply;
+	char *keys, *k, *comma, *home;
+	size_t i;
+	int ok;
+
+	/* None of the caller's environment may reach the interpreter. */
+	home = getenv("HOME") != NULL ? xstrdup(getenv("HOME")) : NULL;
+	setenv("PYTHONVERBOSE", "1", 1);
+	setenv("PYTHONSTARTUP", "/nonexistent", 1);
+	setenv("HOME", "/root-of-the-test", 1);
+	setenv("NCCL_PROTO", "FROM-CALLER", 1);
+	pyenv_init(&e, "import os\n"
+	    "os.environ['ENVKEYS'] = ','.join(sorted(os.environ))\n"
+	    "os.environ['CWD'] = os.getcwd()\n");
+	req = json_pack("{s:s,s:i,s:s,s:[sssss]}", "op", "read", "id", 1,
+	    "interpreter", e.interp, "vars", "ENVKEYS", "PATH", "HOME",
+	    "CWD", "NCCL_PROTO");
+	reply = ask(req);
+	unsetenv("PYTHONVERBOSE");
+	unsetenv("PYTHONSTARTUP");
+	unsetenv("NCCL_PROTO");
+	if (home != NULL)
+		setenv("HOME", home, 1);
+	free(home);
+	assert_ok(reply);
+	ck_assert_str_eq(jstr(reply, "probe.values.PATH"), MINPATH);
+	ck_assert_str_eq(jstr(reply, "probe.values.CWD"), "/");
+	assert_null(reply, "probe.values.HOME");
+	assert_null(reply, "probe.values.NCCL_PROTO");
+	ck_assert_str_eq(jstr(reply, "probe.stderr"), "");
+	keys = xstrdup(jstr(reply, "probe.values.ENVKEYS"));
+	ck_assert_ptr_nonnull(strstr(keys, "PATH"));
+	for (k = keys; k != NULL; k = comma) {
+		if ((comma = strchr(k, ',')) != NULL)
+			*comma++ = '\0';
+		for (ok = 0, i = 0; i < sizeof(allowed) / sizeof(*allowed); i++)
+			ok |= strcmp(k, allowed[i]) == 0;
+		ck_assert_msg(ok, "'%s' reached the interpreter", k);
+	}
+	free(keys);
+	json_decref(reply);
+	pyenv_release(&e);
+}
+END_TEST
+
+START_TEST(test_probe_cannot_run)
+{
+	char *dir = tu_mkdtemp(), *noexec, *msg;
+	json_t *reply;
+
+	reply = ask(read_req("python9-envctl-none", NULL));
+	assert_fail(reply, "EPROBE", "cannot run 'python9-envctl-none': "
+	    "No such file or directory");
+	json_decref(reply);
+	reply = ask(read_req("/nonexistent/python3", NULL));
+	assert_fail(reply, "EPROBE",
+	    "cannot run '/nonexistent/python3': No such file or directory");
+	json_decref(reply);
+	noexec = tu_writes(dir, "python", "#!/bin/sh\n");
+	reply = ask(read_req(noexec, NULL));
+	msg = xasprintf("cannot run '%s': Permission denied", noexec);
+	assert_fail(reply, "EPROBE", msg);
+	json_decref(reply);
+	reply = ask(read_req("bin/python3", NULL));
+	assert_fail(reply, "EINVALID", "read: 'interpreter' must be a command "
+	    "name or an absolute path");
+	json_decref(reply);
+	tu_rmtree(dir);
+	free(dir);
+	free(noexec);
+	free(msg);
+}
+END_TEST
+
+START_TEST(test_probe_no_report)
+{
+	char *dir = tu_mkdtemp(), *fails, *dies, *msg;
+	json_t *reply;
+
+	fails = tu_writes(dir, "fails", "#!/bin/sh\necho boom >&2\nexit 3\n");
+	dies = tu_writes(dir, "dies", "#!/bin/sh\nkill -SEGV $$\n");
+	chmod(fails, 0755);
+	chmod(dies, 0755);
+	reply = ask(read_req(fails, NULL));
+	msg = xasprintf("%s exited with status 3 without a probe report: "
+	    "boom", fails);
+	assert_fail(reply, "EPROBE", msg);
+	ck_assert_int_eq(jint(reply, "detail.exit"), 3);
+	ck_assert_str_eq(jstr(reply, "detail.stderr"), "boom\n");
+	json_decref(reply);
+	free(msg);
+	reply = ask(read_req(dies, NULL));
+	msg = xasprintf("%s was killed by signal %d without a probe report: "
+	    "(nothing on stderr)", dies, SIGSEGV);
+	assert_fail(reply, "EPROBE", msg);
+	ck_assert_int_eq(jint(reply, "detail.exit"), 128 + SIGSEGV);
+	json_decref(reply);
+	tu_rmtree(dir);
+	free(dir);
+	free(fails);
+	free(dies);
+	free(msg);
+}
+END_TEST
+
+START_TEST(test_shadowed)
+{
+	struct pyenv e;
+	json_t *reply;
+	char *other, *link;
+
+	pyenv_fixture(&e, "seed-working.sitecustomize.py");
+	other = tu_writes(e.dir, "other.py", "# managed elsewhere\n");
+	reply = ask(read_req(e.interp, other));
+	assert_ok(reply);
+	ck_assert(jbool(reply, "probe.shadowed"));
+	ck_assert_str_eq(jstr(reply, "target.source"), "explicit");
+	ck_assert_str_eq(jstr(reply, "target.path"), other);
+	ck_assert_str_eq(jstr(reply, "probe.origin"), e.site);
+	json_decref(reply);
+	reply = ask(read_req(e.interp, e.site));
+	assert_ok(reply);
+	ck_assert(!jbool(reply, "probe.shadowed"));
+	json_decref(reply);
+	/* Through a symlink it is still the imported file. */
+	link = xasprintf("%s/link.py", e.dir);
+	ck_assert_int_eq(symlink("sitecustomize.py", link), 0);
+	reply = ask(read_req(e.interp, link));
+	assert_ok(reply);
+	ck_assert(!jbool(reply, "probe.shadowed"));
+	ck_assert_uint_eq(json_array_size(jget(reply, "target.chain")), 2);
+	json_decref(reply);
+	pyenv_release(&e);
+	free(other);
+	free(link);
+}
+END_TEST
+
+START_TEST(test_checks)
+{
+	static const char *const kinds[] = {
+		"dir", "dir", "dir", "file", "file", "executable",
+		"executable", "executable", "file", "dir",
+	};
+	static const char *const names[] = {
+		"d", "f", "missing", "f", "d", "e", "f", "d", "rel", "f/x",
+	};
+	static const char *const reasons[] = {
+		NULL, "not a directory", "does not exist", NULL,
+		"not a regular file", NULL, "not executable",
+		"not a regular file", "not an absolute path", "does not exist",
+	};
+	char *dir = tu_mkdtemp(), *d, *f, *e, *p;
+	json_t *req, *checks = json_array(), *reply, *res;
+	size_t i;
+
+	d = xasprintf("%s/d", dir);
+	ck_assert_int_eq(mkdir(d, 0755), 0);
+	f = tu_writes(dir, "f", "data\n");
+	e = tu_writes(dir, "e", "#!/bin/sh\n");
+	chmod(f, 0644);
+	chmod(e, 0755);
+	for (i = 0; i < 10; i++) {
+		p = strcmp(names[i], "rel") == 0 ? xstrdup("relative/path") :
+		    xasprintf("%s/%s", dir, names[i]);
+		json_array_append_new(checks, json_pack("{s:s,s:s,s:s}",
+		    "name", names[i], "kind", kinds[i], "path", p));
+		free(p);
+	}
+	req = read_req(tu_python(), f);
+	json_object_set(req, "checks", checks);
+	reply = ask(req);
+	assert_ok(reply);
+	ck_assert_uint_eq(json_array_size(jget(reply, "checks")), 10);
+	for (i = 0; i < 10; i++) {
+		res = json_array_get(jget(reply, "checks"), i);
+		ck_assert_str_eq(jstr(res, "name"), names[i]);
+		ck_assert_str_eq(jstr(res, "kind"), kinds[i]);
+		ck_assert_str_eq(jstr(res, "path"), json_string_value(
+		    json_object_get(json_array_get(checks, i), "path")));
+		ck_assert_msg(jbool(res, "ok") == (reasons[i] == NULL),
+		    "check %zu", i);
+		if (reasons[i] != NULL)
+			ck_assert_str_eq(jstr(res, "reason"), reasons[i]);
+		else
+			ck_assert_ptr_null(json_object_get(res, "reason"));
+	}
+	json_decref(reply);
+
+	req = read_req(tu_python(), f);
+	json_object_set_new(req, "checks", json_pack("[{s:s,s:s,s:s}]",
+	    "name", "X", "kind", "socket", "path", "/x"));
+	reply = ask(req);
+	assert_fail(reply, "EINVALID", "read: checks[0]: unknown kind "
+	    "'socket' (dir, file or executable)");
+	json_decref(reply);
+	json_decref(checks);
+	tu_rmtree(dir);
+	free(dir);
+	free(d);
+	free(f);
+	free(e);
+}
+END_TEST
+
+START_TEST(test_bad_args)
+{
+	static const struct {
+		const char	*req;
+		const char	*msg;
+	} v[] = {
+		{ "\"vars\":\"NCCL_PROTO\"",
+		    "read: 'vars' must be an array of at most 1024 names" },
+		{ "\"vars\":[\"A\",\"B=C\"]", "read: vars[1] is not a "
+		    "variable name" },
+		{ "\"vars\":[\"\"]", "read: vars[0] is not a variable name" },
+		{ "\"vars\":[1]", "read: vars[0] is not a variable name" },
+		{ "\"timeout_ms\":0", "read: 'timeout_ms' must be an integer "
+		    "from 1 to 3600000" },
+		{ "\"timeout_ms\":\"5\"", "read: 'timeout_ms' must be an "
+		    "integer from 1 to 3600000" },
+		{ "\"interpreter\":\"\"", "read: 'interpreter' must be a "
+		    "command name or an absolute path" },
+		{ "\"path\":5", "read: 'path' must be null or an absolute "
+		    "path" },
+		{ "\"checks\":{}", "read: 'checks' must be an array" },
+		{ "\"checks\":[{\"name\":\"A\",\"kind\":\"dir\"}]",
+		    "read: checks[0] must have string 'name', 'kind' and "
+		    "'path'" },
+	};
+	struct buf in = ENVCTL_BUF_INIT;
+	struct tu_run r;
+	json_t *replies;
+	char *js;
+	size_t i, n = sizeof(v) / sizeof(v[0]);
+
+	/* All in one session: argument errors do not end it. */
+	for (i = 0; i < n; i++) {
+		js = xasprintf("{\"op\":\"read\",\"id\":%zu,%s}", i, v[i].req);
+		add_frame(&in, js);
+		free(js);
+	}
+	replies = run_agent(&r, &in);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_uint_eq(json_array_size(replies), n);
+	for (i = 0; i < n; i++) {
+		ck_assert_int_eq(jint(json_array_get(replies, i), "id"),
+		    (json_int_t)i);
+		assert_fail(json_array_get(replies, i), "EINVALID", v[i].msg);
+	}
+	json_decref(replies);
+	tu_run_free(&r);
+	buf_release(&in);
+}
+END_TEST
+
+/* With no sitecustomize anywhere, auto picks site-packages. */
+START_TEST(test_auto_site_packages)
+{
+	struct pyenv e;
+	struct stat st;
+	json_t *reply, *sp;
+	const char *dir = NULL, *d;
+	char *want;
+	size_t i;
+
+	/* Hides every sitecustomize from the probe, then fails its import
+	 * so that sys.modules forgets it. */
+	pyenv_init(&e, "import sys, json, importlib.util\n"
+	    "sys.path[:] = [p for p in sys.path if p.endswith('-packages')]\n"
+	    "raise RuntimeError('hidden')\n");
+	reply = ask(read_req(e.interp, NULL));
+	assert_ok(reply);
+	assert_null(reply, "probe.origin");
+	assert_null(reply, "probe.imported");
+	ck_assert_str_eq(jstr(reply, "probe.startup_error.exception"),
+	    "RuntimeError: hidden");
+	ck_assert_str_eq(jstr(reply, "target.source"), "site-packages");
+	sp = jget(reply, "probe.site_packages");
+	for (i = 0; i < json_array_size(sp); i++) {
+		d = json_string_value(json_array_get(sp, i));
+		if (dir == NULL)
+			dir = d;
+		if (stat(d, &st) == 0 && S_ISDIR(st.st_mode)) {
+			dir = d;
+			break;
+		}
+	}
+	ck_assert_ptr_nonnull(dir);
+	want = xasprintf("%s/sitecustomize.py", dir);
+	ck_assert_str_eq(jstr(reply, "target.path"), want);
+	json_decref(reply);
+	pyenv_release(&e);
+	free(want);
+}
+END_TEST
+
+/* This machine's own Debian layout, read only. */
+START_TEST(test_auto_system)
+{
+	static const char link[] = "/usr/lib/python3.11/sitecustomize.py";
+	static const char dest[] = "/etc/python3.11/sitecustomize.py";
+	struct buf got = ENVCTL_BUF_INIT;
+	struct stat st;
+	json_t *reply, *chain;
+	char *text;
+	size_t len;
+
+	if (lstat(link, &st) != 0 || !S_ISLNK(st.st_mode) ||
+	    access("/usr/bin/python3", X_OK) != 0) {
+		fprintf(stderr, "check_agent: no Debian %s here, skipped\n",
+		    link);
+		return;
+	}
+	reply = ask(read_req("/usr/bin/python3", NULL));
+	assert_ok(reply);
+	ck_assert_str_eq(jstr(reply, "target.path"), link);
+	ck_assert_str_eq(jstr(reply, "target.source"), "auto");
+	chain = jget(reply, "target.chain");
+	ck_assert_uint_eq(json_array_size(chain), 2);
+	ck_assert_str_eq(json_string_value(json_array_get(chain, 0)), link);
+	ck_assert_str_eq(json_string_value(json_array_get(chain, 1)), dest);
+	ck_assert_str_eq(jstr(reply, "target.real"), dest);
+	ck_assert_str_eq(jstr(reply, "interpreter.path"), "/usr/bin/python3");
+	ck_assert(!jbool(reply, "probe.shadowed"));
+	ck_assert_int_eq(stat(dest, &st), 0);
+	ck_assert_int_eq(jint(reply, "target.mode"), st.st_mode & 07777);
+	ck_assert_int_eq(jint(reply, "target.uid"), st.st_uid);
+	text = tu_read(dest, &len);
+	ck_assert_ptr_nonnull(text);
+	target_bytes(&got, reply);
+	ck_assert_uint_eq(got.len, len);
+	ck_assert_mem_eq(got.data, text, len);
+	json_decref(reply);
+
+	/* A bare name is looked up in the minimal PATH. */
+	reply = ask(read_req("python3", NULL));
+	assert_ok(reply);
+	ck_assert_int_eq(jstr(reply, "interpreter.path")[0], '/');
+	json_decref(reply);
+	buf_release(&got);
+	free(text);
+}
+END_TEST
+
+/* SIGTERM during a probe: the probe's group dies, the agent answers and
+ * exits 128 + SIGTERM. */
+START_TEST(test_sigterm)
+{
+	struct pyenv e;
+	struct buf in = ENVCTL_BUF_INIT, out = ENVCTL_BUF_INIT;
+	json_t *req, *reply = NULL;
+	char chunk[4096], *msg;
+	int inp[2], outp[2], st = 0, i;
+	pid_t agent, py;
+	ssize_t n;
+
+	pyenv_init(&e, "import time\ntime.sleep(30)\n");
+	req = read_req(e.interp, NULL);
+	json_object_set_new(req, "timeout_ms", json_integer(30000));
+	proto_encode(&in, req, NULL);
+	json_decref(req);
+	ck_assert_int_eq(pipe(inp), 0);
+	ck_assert_int_eq(pipe(outp), 0);
+	if ((agent = fork()) == 0) {
+		dup2(inp[0], 0);
+		dup2(outp[1], 1);
+		close(inp[1]);
+		close(outp[0]);
+		execl(agent_bin(), "envctl-agent", (char *)NULL);
+		_exit(127);
+	}
+	close(inp[0]);
+	close(outp[1]);
+	ck_assert_int_eq(write(inp[1], in.data, in.len), (ssize_t)in.len);
+	for (i = 0; i < 500 && (py = pyenv_pid(&e)) <= 0; i++)
+		usleep(10000);
+	ck_assert_int_gt(py, 0);
+	usleep(100000);
+	ck_assert_int_eq(kill(agent, SIGTERM), 0);
+	while ((n = read(outp[0], chunk, sizeof(chunk))) > 0)
+		buf_add(&out, chunk, (size_t)n);
+	ck_assert_int_eq(waitpid(agent, &st, 0), agent);
+	ck_assert(WIFEXITED(st));
+	ck_assert_int_eq(WEXITSTATUS(st), 128 + SIGTERM);
+	ck_assert_int_eq(proto_decode(&reply, &out, NULL), 1);
+	msg = xasprintf("'%s' was stopped: the agent is shutting down",
+	    e.interp);
+	assert_fail(reply, "ESYS", msg);
+	ck_assert_int_eq(kill(py, 0), -1);
+	ck_assert_int_eq(errno, ESRCH);
+	close(inp[1]);
+	close(outp[0]);
+	json_decref(reply);
+	buf_release(&in);
+	buf_release(&out);
+	pyenv_release(&e);
+	free(msg);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("agent");
+	TCase *proto = tcase_create("session");
+	TCase *rd = tcase_create("read");
+	TCase *pr = tcase_create("probe");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(proto, test_version);
+	tcase_add_test(proto, test_empty_session);
+	tcase_add_test(proto, test_hello);
+	tcase_add_test(proto, test_hello_protocol);
+	tcase_add_test(proto, test_unknown_op);
+	tcase_add_test(proto, test_malformed);
+	tcase_add_test(proto, test_truncated_input);
+	tcase_add_test(proto, test_pipelined);
+	tcase_add_test(proto, test_sigterm);
+	tcase_add_test(rd, test_read_explicit);
+	tcase_add_test(rd, test_read_missing);
+	tcase_add_test(rd, test_read_chain);
+	tcase_add_test(rd, test_read_loop);
+	tcase_add_test(rd, test_read_not_regular);
+	tcase_add_test(rd, test_read_too_big);
+	tcase_add_test(rd, test_checks);
+	tcase_add_test(rd, test_bad_args);
+	tcase_add_test(pr, test_probe_broken);
+	tcase_add_test(pr, test_probe_working);
+	tcase_add_test(pr, test_probe_junk);
+	tcase_add_test(pr, test_probe_unicode);
+	tcase_add_test(pr, test_probe_timeout);
+	tcase_add_test(pr, test_probe_flood);
+	tcase_add_test(pr, test_probe_daemon);
+	tcase_add_test(pr, test_probe_clean_env);
+	tcase_add_test(pr, test_probe_cannot_run);
+	tcase_add_test(pr, test_probe_no_report);
+	tcase_add_test(pr, test_shadowed);
+	tcase_add_test(pr, test_auto_site_packages);
+	tcase_add_test(pr, test_auto_system);
+	suite_add_tcase(s, proto);
+	suite_add_tcase(s, rd);
+	suite_add_tcase(s, pr);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
