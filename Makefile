@@ -143,6 +143,10 @@ demo: all
 demo-stop:
 	$(Q)scripts/demo stop
 
+# envctl plan against a raw OpenSSH fan-out on N local sshd hosts (root).
+bench: all
+	$(Q)B=$(B) tests/bench/run --hosts $(or $(HOSTS),100)
+
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) \
 	    $(DESTDIR)$(MANDIR)/man1 \
@@ -170,7 +174,7 @@ lint-man:
 clean:
 	rm -rf build
 
-.PHONY: all demo demo-stop check check-unit check-e2e check-only lint-layers lint-man install uninstall clean
+.PHONY: all bench demo demo-stop check check-unit check-e2e check-only lint-layers lint-man install uninstall clean
 .SECONDARY:
 
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -241,3 +241,56 @@ err_format(const struct err *err, struct buf *out)
 		buf_addch(out, '\n');
 	}
 }
+
+/* 1 when a and b are the same problem, whatever the host. */
+static int
+same_problem(const struct err *a, const struct err *b)
+{
+	return a->code == b->code && a->cause == b->cause &&
+	    a->line == b->line && a->col == b->col &&
+	    (a->path == NULL) == (b->path == NULL) &&
+	    (a->path == NULL || strcmp(a->path, b->path) == 0) &&
+	    strcmp(a->msg != NULL ? a->msg : "", b->msg != NULL ? b->msg :
+	    "") == 0;
+}
+
+void
+err_format_grouped(const struct err *err, struct buf *out, size_t maxhosts)
+{
+	const struct err *e, *f, *g;
+	struct err one;
+	size_t nhosts, shown;
+
+	if (err == NULL || err->code == 0)
+		return;
+	for (e = err; e != NULL; e = e->next) {
+		/* Printed already with an earlier twin? */
+		for (f = err; f != e; f = f->next)
+			if (same_problem(f, e))
+				break;
+		if (f != e)
+			continue;
+		nhosts = 0;
+		for (g = e; g != NULL; g = g->next)
+			if (same_problem(g, e) && g->host != NULL)
+				nhosts++;
+		one = *e;
+		one.next = NULL;
+		if (nhosts <= 1) {
+			err_format(&one, out);
+			continue;
+		}
+		shown = 0;
+		for (g = e; g != NULL && shown < maxhosts; g = g->next) {
+			if (!same_problem(g, e) || g->host == NULL)
+				continue;
+			buf_addf(out, "%s%s", shown > 0 ? ", " : "", g->host);
+			shown++;
+		}
+		if (nhosts > shown)
+			buf_addf(out, " and %zu more hosts", nhosts - shown);
+		buf_addstr(out, ": ");
+		one.host = NULL;
+		err_format(&one, out);
+	}
+}

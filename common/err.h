@@ -12,6 +12,7 @@
 #define ENVCTL_COMMON_ERR_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 struct buf;
 
@@ -85,6 +86,13 @@ int	err_count(const struct err *err);
  * "host: path:line:col: message: cause".
  */
 void	err_format(const struct err *err, struct buf *out);
+/*
+ * As err_format, but errors that differ only in their host print once,
+ * naming the hosts: "gpu-01, gpu-02 and 126 more hosts: path:1:2: msg"
+ * (at most maxhosts names).  Order is that of first appearance.
+ */
+void	err_format_grouped(const struct err *err, struct buf *out,
+	    size_t maxhosts);
 /* Frees the chain and resets err to empty. */
 void	err_release(struct err *err);
 

@@ -370,9 +370,19 @@ agentlink_send(struct agentlink *l, const json_t *req, struct err *err)
 		goto out;
 	if (!l->answered)
 		buf_add(&l->unanswered, frame.data, frame.len);
-	if (l->conn != NULL)
+	if (l->conn != NULL) {
 		r = conn_send(l->conn, frame.data, frame.len, err);
-	else
+		/*
+		 * Before the first reply, a failed write most likely means the
+		 * bootstrap exited because the agent is not cached yet: the
+		 * frame is kept in l->unanswered, and agentlink_recv() reads
+		 * the exit status and uploads, or reports the real cause.
+		 */
+		if (r != 0 && !l->answered) {
+			err_release(err);
+			r = 0;
+		}
+	} else
 		r = local_pump(l, frame.data, frame.len, &eof, err);
 out:
 	if (r != 0)

@@ -79,7 +79,7 @@ cmd_check(int argc, char **argv)
 		check_hosts(&ctx, verbose, &err);
 	problems = err_count(&err);
 	if (problems > 0) {
-		out_errors(&err);
+		out_errors_grouped(&err);
 		out_note("check: %d problem%s found\n", problems,
 		    problems == 1 ? "" : "s");
 		goto out;

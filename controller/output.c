@@ -70,3 +70,14 @@ out_errors(const struct err *err)
 	write_all(STDERR_FILENO, b.data, b.len);
 	buf_release(&b);
 }
+
+void
+out_errors_grouped(const struct err *err)
+{
+	struct buf b = ENVCTL_BUF_INIT;
+
+	/* Five names say "many hosts" without flooding a terminal. */
+	err_format_grouped(err, &b, 5);
+	write_all(STDERR_FILENO, b.data, b.len);
+	buf_release(&b);
+}

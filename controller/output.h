@@ -21,5 +21,7 @@ void	out_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	out_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints every error of the chain to stderr, one line each. */
 void	out_errors(const struct err *err);
+/* As out_errors, one line per problem however many hosts share it. */
+void	out_errors_grouped(const struct err *err);
 
 #endif

@@ -32,9 +32,11 @@
  * and the call returns.  The duplicate fd is ours, closed only after the
  * watchdog stopped, so the watchdog can never hit a descriptor number that
  * libssh closed and the process reused.  Channel I/O itself never blocks
- * inside libssh: it reads with ssh_channel_read_nonblocking(), writes no
- * more than the peer's window, and waits in poll(2) on the session's fd
- * until the same deadline, draining stderr all along.
+ * inside libssh: the channel's data callback moves stdout and stderr into
+ * our buffers as packets are processed (so nothing waits unseen in
+ * libssh's channel buffers), writes never exceed the peer's window, the
+ * channel open and exec request run nonblocking, and we wait in poll(2)
+ * on the session's fd until the same deadline.
  *
  * Host keys.  ssh_session_is_known_server() decides (it reads hashed
  * entries too).  An unknown key under accept_new is appended under an

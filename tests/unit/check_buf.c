@@ -1,6 +1,7 @@
 /* check_buf.c - struct buf and struct err. */
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -110,6 +111,38 @@ START_TEST(test_err_chain)
 }
 END_TEST
 
+START_TEST(test_err_grouped)
+{
+	struct err err = ENVCTL_ERR_INIT, e = ENVCTL_ERR_INIT;
+	struct buf out = ENVCTL_BUF_INIT;
+	char host[16];
+	int i;
+
+	for (i = 1; i <= 7; i++) {
+		err_setat(&e, ENVCTL_EUNDEFINED, "p.yaml", 3, 15,
+		    "undefined variable 'x'");
+		snprintf(host, sizeof(host), "gpu-%02d", i);
+		err_sethost(&e, host);
+		err_move(&err, &e);
+		if (i == 2) {
+			err_setat(&e, ENVCTL_EINVALID, "p.yaml", 9, 1, "other");
+			err_sethost(&e, "gpu-02");
+			err_move(&err, &e);
+		}
+	}
+	err_addat(&err, ENVCTL_EPARSE, "inv.yaml", 1, 1, "no host here");
+	err_format_grouped(&err, &out, 5);
+	ck_assert_str_eq(out.data,
+	    "gpu-01, gpu-02, gpu-03, gpu-04, gpu-05 and 2 more hosts: "
+	    "p.yaml:3:15: undefined variable 'x'\n"
+	    "gpu-02: p.yaml:9:1: other\n"
+	    "inv.yaml:1:1: no host here\n");
+	ck_assert_int_eq(err_count(&err), 9);
+	buf_release(&out);
+	err_release(&err);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -122,6 +155,7 @@ main(void)
 	tcase_add_test(tc, test_buf_cap);
 	tcase_add_test(tc, test_buf_read_file);
 	tcase_add_test(tc, test_err_chain);
+	tcase_add_test(tc, test_err_grouped);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -366,25 +366,16 @@ START_TEST(test_check_reports_every_undefined)
 
 	envctl(&r, "check", inv, "-p", pb, NULL, NULL);
 	ck_assert_int_eq(r.status, 1);
-	want = xasprintf("h100-01: %s:3:15: undefined variable 'cuda_root'",
-	    pb);
+	/* One line per problem, naming every host it affects. */
+	want = xasprintf("h100-01, h100-02, rtx-01, rtx-02: %s:3:15: "
+	    "undefined variable 'cuda_root'\n", pb);
 	ck_assert_msg(strstr(r.errout, want) != NULL, "%s", r.errout);
 	free(want);
-	want = xasprintf("rtx-01: %s:5:15: undefined variable 'nccl_algo'",
-	    pb);
+	/* rtx-02 sets nccl_algo in the inventory. */
+	want = xasprintf("h100-01, h100-02, rtx-01: %s:5:15: undefined "
+	    "variable 'nccl_algo'\n", pb);
 	ck_assert_msg(strstr(r.errout, want) != NULL, "%s", r.errout);
 	free(want);
-	/* rtx-02 sets nccl_algo in the inventory: 3 hosts lack it, not 4. */
-	{
-		const char *p = r.errout;
-		int count = 0;
-
-		while ((p = strstr(p, "'nccl_algo'")) != NULL) {
-			count++;
-			p++;
-		}
-		ck_assert_int_eq(count, 3);
-	}
 	ck_assert_ptr_nonnull(strstr(r.errout, "check: 7 problems found\n"));
 	tu_run_free(&r);
 	free(inv);
