@@ -86,6 +86,8 @@ agent_binary_load(struct agent_binary *ab, const char *path, struct err *err)
 	int r = ENVCTL_ENOTFOUND;
 
 	memset(ab, 0, sizeof(*ab));
+	if (env != NULL && env[0] == '\0')
+		env = NULL;
 	cands[0] = xstrdup(path != NULL ? path : env != NULL ? env : "");
 	cands[1] = path != NULL || env != NULL ? NULL :
 	    beside_program("envctl-agent");
@@ -315,12 +317,40 @@ local_pump(struct agentlink *l, const char *data, size_t len, int *eof,
 	}
 }
 
+/*
+ * The UserKnownHostsFile of ansible_ssh_common_args ("-o
+ * UserKnownHostsFile=/path" or "-oUserKnownHostsFile=/path"), or NULL.
+ * *keep gets the string to free.
+ */
+static const char *
+known_hosts_from_args(const char *args, char **keep)
+{
+	const char *p;
+	size_t n;
+
+	*keep = NULL;
+	if (args == NULL || (p = strstr(args, "UserKnownHostsFile")) == NULL)
+		return NULL;
+	p += strlen("UserKnownHostsFile");
+	p += strspn(p, " \t");
+	if (*p != '=')
+		return NULL;
+	p++;
+	p += strspn(p, " \t\"'");
+	n = strcspn(p, " \t\"'");
+	if (n == 0)
+		return NULL;
+	*keep = xstrndup(p, n);
+	return *keep;
+}
+
 int
 agentlink_open(struct agentlink **out, const struct host *h,
     const struct agentlink_opts *o, struct err *err)
 {
 	struct agentlink *l = xcalloc(1, sizeof(*l));
 	struct conn_params p;
+	char *khfile = NULL;
 	int r;
 
 	*out = NULL;
@@ -337,12 +367,14 @@ agentlink_open(struct agentlink **out, const struct host *h,
 	else {
 		memset(&p, 0, sizeof(p));
 		p.host = h->name;
-		p.address = h->address;
+		/* Without ansible_host, ssh_config's HostName may apply. */
+		p.address = h->address_set ? h->address : NULL;
 		p.port = h->port;
 		p.user = h->user;
 		p.identity = h->key_file;
 		p.ssh_config = o->ssh_config;
-		p.known_hosts = o->known_hosts;
+		p.known_hosts = o->known_hosts != NULL ? o->known_hosts :
+		    known_hosts_from_args(h->ssh_common_args, &khfile);
 		p.accept_new = o->accept_new;
 		p.timeout = o->timeout;
 		r = bootstrap_cmd(l, err);
@@ -351,6 +383,7 @@ agentlink_open(struct agentlink **out, const struct host *h,
 		if (r == 0)
 			r = conn_exec(l->conn, l->cmd, err);
 	}
+	free(khfile);
 	if (r != 0) {
 		err_sethost(err, h->name);
 		agentlink_close(l);

@@ -15,11 +15,13 @@
 
 #include <stddef.h>
 
+struct agent_binary;
 struct context;
 struct err;
 struct host_plan;
 struct opt;
 
+int	cmd_apply(int argc, char **argv);
 int	cmd_check(int argc, char **argv);
 int	cmd_facts(int argc, char **argv);
 int	cmd_plan(int argc, char **argv);
@@ -46,19 +48,24 @@ struct fleet_args {
 
 /* Sets defaults in a and writes ENVCTL_FLEET_NOPTS entries into opts. */
 void	cmd_fleet_options(struct opt *opts, struct fleet_args *a);
-/* 1 when output to fd should be coloured (--color, NO_COLOR, a TTY). */
+/*
+ * 1 when output to fd should be coloured (--color, NO_COLOR, a TTY), 0
+ * when not, -1 (after printing why) when WHEN is no valid --color value.
+ */
 int	cmd_use_color(const char *when, int fd);
 
 /*
- * Loads inventory and playbook, then reads every selected host in
- * parallel; *out gets one host_plan per selected host, in inventory order
+ * Loads inventory, playbook and the agent program (into *ab, which the
+ * caller releases with agent_binary_release, also on failure), then reads
+ * every selected host in parallel; *out gets one host_plan per selected host, in inventory order
  * (*nout of them; free with cmd_plans_free); done(arg, hp), if not NULL, is
  * called in inventory order as soon as each plan is complete.  Returns an exit code:
  * ENVCTL_EXIT_OK when the hosts could be tried (their own failures are in
  * the plans), else ENVCTL_EXIT_FAIL after printing why.
  */
 int	cmd_run_plans(struct context *ctx, const char *inventory,
-	    const struct fleet_args *a, struct host_plan ***out, size_t *nout,
+	    const struct fleet_args *a, struct agent_binary *ab,
+	    struct host_plan ***out, size_t *nout,
 	    void (*done)(void *, struct host_plan *), void *arg);
 void	cmd_plans_free(struct host_plan **hps, size_t n);
 

@@ -100,6 +100,11 @@ cmd_use_color(const char *when, int fd)
 		return 1;
 	if (strcmp(when, "never") == 0)
 		return 0;
+	if (strcmp(when, "auto") != 0) {
+		out_note("envctl: --color expects auto, always or never, not "
+		    "'%s'\n", when);
+		return -1;
+	}
 	if (nc != NULL && nc[0] != '\0')
 		return 0;
 	return isatty(fd);
@@ -147,11 +152,11 @@ run_progress(void *arg, size_t ndone, size_t n)
 
 int
 cmd_run_plans(struct context *ctx, const char *inventory,
-    const struct fleet_args *a, struct host_plan ***out, size_t *nout,
+    const struct fleet_args *a, struct agent_binary *ab,
+    struct host_plan ***out, size_t *nout,
     void (*done)(void *, struct host_plan *), void *arg)
 {
 	struct err err = ENVCTL_ERR_INIT;
-	struct agent_binary ab;
 	struct fleet_job fj;
 	struct run r;
 	size_t *idx, i, n = 0;
@@ -161,7 +166,7 @@ cmd_run_plans(struct context *ctx, const char *inventory,
 	*nout = 0;
 	memset(&r, 0, sizeof(r));
 	if (context_load(ctx, inventory, a->playbook, a->limit, &err) != 0 ||
-	    agent_binary_load(&ab, NULL, &err) != 0) {
+	    agent_binary_load(ab, NULL, &err) != 0) {
 		out_errors(&err);
 		err_release(&err);
 		return ENVCTL_EXIT_FAIL;
@@ -178,7 +183,7 @@ cmd_run_plans(struct context *ctx, const char *inventory,
 	}
 	r.ctx = ctx;
 	r.a = a;
-	r.lo.agent = &ab;
+	r.lo.agent = ab;
 	r.lo.ssh_config = a->ssh_config;
 	r.lo.known_hosts = a->known_hosts;
 	r.lo.accept_new = a->accept_new;
@@ -198,7 +203,6 @@ cmd_run_plans(struct context *ctx, const char *inventory,
 	*nout = n;
 	free(idx);
 	free(r.slot);
-	agent_binary_release(&ab);
 	return code;
 }
 

@@ -6,6 +6,7 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/xmalloc.h"
+#include "controller/agentlink.h"
 #include "controller/cmd.h"
 #include "controller/context.h"
 #include "controller/opts.h"
@@ -43,6 +44,7 @@ cmd_facts(int argc, char **argv)
 	struct fleet_args a;
 	struct opt opts[ENVCTL_FLEET_NOPTS + 1];
 	struct context ctx = { 0 };
+	struct agent_binary ab = { 0 };
 	struct host_plan **hps = NULL;
 	struct printer p;
 	json_t *root, *hosts;
@@ -56,8 +58,13 @@ cmd_facts(int argc, char **argv)
 		goto out;
 	memset(&p, 0, sizeof(p));
 	p.json = a.json;
-	p.ro.color = !a.json && cmd_use_color(a.color, STDOUT_FILENO);
-	code = cmd_run_plans(&ctx, operands[0], &a, &hps, &n, print_host, &p);
+	if ((p.ro.color = cmd_use_color(a.color, STDOUT_FILENO)) < 0) {
+		code = ENVCTL_EXIT_USAGE;
+		goto out;
+	}
+	p.ro.color = p.ro.color && !a.json;
+	code = cmd_run_plans(&ctx, operands[0], &a, &ab, &hps, &n,
+	    print_host, &p);
 	if (code != ENVCTL_EXIT_OK)
 		goto out;
 	for (i = 0; i < n; i++)
@@ -79,6 +86,7 @@ cmd_facts(int argc, char **argv)
 	code = failed > 0 ? ENVCTL_EXIT_FAIL : ENVCTL_EXIT_OK;
 out:
 	cmd_plans_free(hps, n);
+	agent_binary_release(&ab);
 	context_release(&ctx);
 	free(operands);
 	return code;

@@ -6,6 +6,7 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/xmalloc.h"
+#include "controller/agentlink.h"
 #include "controller/cmd.h"
 #include "controller/context.h"
 #include "controller/opts.h"
@@ -74,6 +75,7 @@ cmd_plan(int argc, char **argv)
 	const char *planfile = NULL;
 	struct opt opts[ENVCTL_FLEET_NOPTS + 2];
 	struct context ctx = { 0 };
+	struct agent_binary ab = { 0 };
 	struct err err = ENVCTL_ERR_INIT;
 	struct plan_counts c = { 0 };
 	struct printer p;
@@ -96,8 +98,13 @@ cmd_plan(int argc, char **argv)
 	p.ro.quiet = a.quiet;
 	p.ro.verbose = a.verbose;
 	p.ro.show_diff = 1;
-	p.ro.color = !a.json && cmd_use_color(a.color, STDOUT_FILENO);
-	code = cmd_run_plans(&ctx, operands[0], &a, &hps, &n, print_host, &p);
+	if ((p.ro.color = cmd_use_color(a.color, STDOUT_FILENO)) < 0) {
+		code = ENVCTL_EXIT_USAGE;
+		goto out;
+	}
+	p.ro.color = p.ro.color && !a.json;
+	code = cmd_run_plans(&ctx, operands[0], &a, &ab, &hps, &n,
+	    print_host, &p);
 	if (code != ENVCTL_EXIT_OK)
 		goto out;
 	for (i = 0; i < n; i++)
@@ -122,6 +129,7 @@ cmd_plan(int argc, char **argv)
 		code = ENVCTL_EXIT_OK;
 out:
 	cmd_plans_free(hps, n);
+	agent_binary_release(&ab);
 	context_release(&ctx);
 	err_release(&err);
 	buf_release(&b);

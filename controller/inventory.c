@@ -1620,6 +1620,8 @@ parse_connection(struct loader *l, struct host *h)
 
 	if ((h->address = conn_string(l, h, host_names)) == NULL)
 		h->address = h->name;
+	else
+		h->address_set = 1;
 	h->user = conn_string(l, h, user_names);
 	h->key_file = conn_string(l, h, key_names);
 	h->ssh_common_args = conn_string(l, h, args_names);

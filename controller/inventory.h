@@ -26,6 +26,7 @@ struct host {
 	size_t		 index;		/* position in inventory order */
 	/* Connection settings, type-checked after precedence. */
 	const char	*address;	/* ansible_host, else name */
+	int		 address_set;	/* ansible_host given: beats ssh_config */
 	int		 port;		/* ansible_port; 0 = not set */
 	const char	*user;		/* ansible_user; NULL = not set */
 	const char	*key_file;	/* ansible_ssh_private_key_file */

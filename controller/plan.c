@@ -82,6 +82,17 @@ compare(struct host_plan *hp, const struct playbook *pb)
 	(void)pb;
 }
 
+static const struct hs_check *
+first_failed(const struct host_state *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->nchecks; i++)
+		if (!st->checks[i].ok)
+			return &st->checks[i];
+	return NULL;
+}
+
 void
 plan_host(struct host_plan *hp, const struct host *h,
     const struct playbook *pb, const struct agentlink_opts *o)
@@ -125,6 +136,16 @@ plan_host(struct host_plan *hp, const struct host *h,
 		goto out;
 	hp->outcome = hp->file_matches && hp->all_in_effect ?
 	    ENVCTL_OUT_OK : ENVCTL_OUT_PENDING;
+	if (hp->checks_failed > 0) {
+		/* A value that points nowhere is not installed, nor in sync. */
+		const struct hs_check *k = first_failed(&hp->st);
+
+		hp->outcome = ENVCTL_OUT_FAILED;
+		r = err_set(&hp->err, ENVCTL_EINVALID, "%d check%s failed: %s "
+		    "'%s' %s (check: %s)", hp->checks_failed,
+		    hp->checks_failed == 1 ? "" : "s", k->name, k->path,
+		    k->reason != NULL ? k->reason : "failed", k->kind);
+	}
 out:
 	if (r != 0)
 		err_sethost(&hp->err, h->name);

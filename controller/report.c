@@ -181,15 +181,17 @@ report_plan_host(struct buf *out, const struct host_plan *hp,
 	    col(ro, C_OFF), outcome_color(ro, hp->outcome),
 	    outcome_name(hp->outcome), col(ro, C_OFF));
 	if (hp->err.code != 0) {
+		const char *msg;
+		size_t skip = strlen(hp->host->name);
+
 		/* The host's name leads the line already. */
 		err_format(&hp->err, &tmp);
-		buf_addf(out, ": %.*s\n", (int)(tmp.len - 1),
-		    strncmp(tmp.data, hp->host->name,
-		    strlen(hp->host->name)) == 0 &&
-		    tmp.data[strlen(hp->host->name)] == ':' ?
-		    tmp.data + strlen(hp->host->name) + 2 : tmp.data);
+		msg = tmp.data;
+		if (strncmp(msg, hp->host->name, skip) == 0 &&
+		    msg[skip] == ':' && msg[skip + 1] == ' ')
+			msg += skip + 2;
+		buf_addf(out, ": %.*s", (int)strcspn(msg, "\n"), msg);
 		buf_release(&tmp);
-		return;
 	}
 	buf_addch(out, '\n');
 	if (!hp->have_state)

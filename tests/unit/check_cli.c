@@ -453,6 +453,66 @@ START_TEST(test_block_render_current)
 }
 END_TEST
 
+START_TEST(test_plan_local_connection)
+{
+	/*
+	 * ansible_connection: local runs the agent as a child: this reads
+	 * the machine's own sitecustomize.py through a wrapper interpreter
+	 * that points python at a file in the temp dir, and changes nothing.
+	 */
+	char *site = xasprintf("%s/site", dir), *wrapper, *inv_text, *inv;
+	char *seed = tu_fixture("seed-broken.sitecustomize.py"), *text;
+	char *before, *after;
+	size_t len, blen, alen;
+	struct tu_run r;
+
+	ck_assert_int_eq(mkdir(site, 0700), 0);
+	text = tu_read(seed, &len);
+	free(tu_write(site, "sitecustomize.py", text, len));
+	wrapper = xasprintf("%s/py", dir);
+	{
+		char *script = xasprintf("#!/bin/sh\nexec env PYTHONPATH=%s "
+		    "%s \"$@\"\n", site, tu_python());
+
+		free(tu_writes(NULL, wrapper, script));
+		free(script);
+	}
+	ck_assert_int_eq(chmod(wrapper, 0755), 0);
+	inv_text = xasprintf("all:\n  hosts:\n    me:\n"
+	    "      ansible_connection: local\n"
+	    "      ansible_python_interpreter: %s\n", wrapper);
+	inv = tu_writes(dir, "local.yaml", inv_text);
+	before = tu_read(seed, &blen);
+	envctl(&r, "plan", inv, "--json", NULL, NULL, NULL);
+	ck_assert_msg(r.status == 2, "exit %d: %s", r.status, r.errout);
+	ck_assert_ptr_nonnull(strstr(r.out, "\"outcome\": \"pending\""));
+	ck_assert_ptr_nonnull(strstr(r.out, "\"startup_error\": "
+	    "\"TypeError: str expected, not ellipsis\""));
+	ck_assert_ptr_nonnull(strstr(r.out, site));
+	tu_run_free(&r);
+	after = tu_read(seed, &alen);
+	ck_assert_uint_eq(alen, blen);
+	ck_assert_int_eq(memcmp(before, after, alen), 0);
+	{
+		char *p = xasprintf("%s/sitecustomize.py", site);
+		char *now = tu_read(p, &alen);
+
+		ck_assert_uint_eq(alen, len);
+		ck_assert_int_eq(memcmp(now, text, len), 0);
+		free(now);
+		free(p);
+	}
+	free(before);
+	free(after);
+	free(inv);
+	free(inv_text);
+	free(wrapper);
+	free(text);
+	free(seed);
+	free(site);
+}
+END_TEST
+
 START_TEST(test_usage_and_exit_codes)
 {
 	struct tu_run r;
@@ -521,6 +581,7 @@ main(void)
 	tcase_add_test(tc, test_check_reports_every_undefined);
 	tcase_add_test(tc, test_bad_inventories);
 	tcase_add_test(tc, test_block_render_current);
+	tcase_add_test(tc, test_plan_local_connection);
 	tcase_add_test(tc, test_usage_and_exit_codes);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -1,0 +1,135 @@
+/* apply.c - the controller's half of apply and rollback (see apply.h). */
+#include "apply.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/proto.h"
+#include "common/xmalloc.h"
+#include "controller/agentlink.h"
+#include "controller/desired.h"
+#include "controller/inventory.h"
+#include "controller/playbook.h"
+
+static json_t *
+b64(const char *data, size_t len)
+{
+	struct buf b = ENVCTL_BUF_INIT;
+	json_t *s;
+
+	proto_b64_encode(&b, data, len);
+	s = json_stringn(b.data, b.len);
+	buf_wipe(&b);
+	return s;
+}
+
+static json_t *
+request(const struct host *h, const struct playbook *pb,
+    const struct apply_input *in, const struct apply_opts *o)
+{
+	json_t *req, *expect, *vars;
+	size_t i;
+	int rollback = in->rollback_to != NULL;
+
+	expect = json_pack("{s:b}", "exists", in->expect_exists);
+	if (in->expect_exists)
+		json_object_set_new(expect, "data", b64(in->expect,
+		    in->expect_len));
+	req = json_pack("{s:s, s:i, s:s, s:s, s:o, s:{s:s, s:i}, s:s, s:s, "
+	    "s:i, s:i}", "op", rollback ? "rollback" : "apply", "id", 1,
+	    "interpreter", h->python != NULL ? h->python : pb->interpreter,
+	    "path", in->path, "expect", expect,
+	    "backup", "dir", pb->backup_dir, "keep", pb->backup_keep,
+	    "playbook", pb->name, "controller", o->controller,
+	    "lock_timeout_ms", o->lock_timeout * 1000,
+	    "timeout_ms", o->link->timeout * 1000);
+	if (rollback) {
+		json_object_set_new(req, "to", json_string(in->rollback_to));
+		return req;
+	}
+	vars = json_object();
+	for (i = 0; i < in->d->nvars; i++)
+		json_object_set_new(vars, in->d->vars[i].name,
+		    json_string(in->d->vars[i].value));
+	json_object_set_new(req, "data", b64(in->data, in->len));
+	json_object_set_new(req, "sha256_old", in->expect_exists ?
+	    json_string(in->expect_sha256) : json_null());
+	json_object_set_new(req, "sha256_new", json_string(in->sha256));
+	json_object_set_new(req, "vars", vars);
+	json_object_set_new(req, "create", json_pack("{s:i, s:s, s:s}",
+	    "mode", (int)pb->create_mode, "owner", pb->create_owner,
+	    "group", pb->create_group));
+	return req;
+}
+
+static char *
+dup_member(const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s != NULL ? xstrdup(s) : NULL;
+}
+
+/* Fills ar from an ok:true reply. */
+static void
+read_reply(struct apply_result *ar, const json_t *reply)
+{
+	const json_t *v;
+
+	ar->outcome = json_is_true(json_object_get(reply, "changed")) ?
+	    ENVCTL_OUT_CHANGED : ENVCTL_OUT_OK;
+	ar->backup_id = dup_member(json_object_get(reply, "backup"), "id");
+	ar->restored_id = dup_member(reply, "restored");
+	v = json_object_get(json_object_get(reply, "verify"), "startup_error");
+	if (json_is_object(v))
+		ar->startup_error = dup_member(v, "exception");
+	else if (json_is_string(v))
+		ar->startup_error = xstrdup(json_string_value(v));
+}
+
+void
+apply_host(struct apply_result *ar, const struct host *h,
+    const struct playbook *pb, const struct apply_input *in,
+    const struct apply_opts *o)
+{
+	struct agentlink *l = NULL;
+	json_t *req = NULL, *reply = NULL, *detail;
+	int r;
+
+	ar->host = h;
+	if ((r = agentlink_open(&l, h, o->link, &ar->err)) != 0) {
+		ar->outcome = ENVCTL_OUT_UNREACHABLE;
+		goto out;
+	}
+	ar->outcome = ENVCTL_OUT_FAILED;
+	req = request(h, pb, in, o);
+	if ((r = agentlink_send(l, req, &ar->err)) != 0 ||
+	    (r = agentlink_recv(l, &reply, &ar->err)) != 0)
+		goto out;
+	if ((r = proto_reply_error(reply, &ar->err)) != 0) {
+		detail = json_object_get(reply, "detail");
+		ar->restored = json_is_true(json_object_get(detail,
+		    "restored"));
+		goto out;
+	}
+	read_reply(ar, reply);
+out:
+	if (ar->err.code != 0)
+		err_sethost(&ar->err, h->name);
+	if (l != NULL) {
+		agentlink_stats(l, &ar->stats);
+		agentlink_close(l);
+	}
+	json_decref(req);
+	json_decref(reply);
+}
+
+void
+apply_result_release(struct apply_result *ar)
+{
+	err_release(&ar->err);
+	free(ar->backup_id);
+	free(ar->restored_id);
+	free(ar->startup_error);
+	memset(ar, 0, sizeof(*ar));
+}

@@ -1,0 +1,62 @@
+/*
+ * apply.h - change one host: the controller's half of apply and rollback.
+ *
+ * The controller only decides and reports; every step on the host (lock,
+ * compare-and-swap, validation, backup, temp file, fsync, rename, directory
+ * fsync, verification, restore) runs inside envctl-agent.  apply_host()
+ * sends one "apply" (or "rollback") request over a fresh agent session and
+ * records the outcome: changed, ok (nothing to do), or failed with the
+ * agent's reason (ECHANGED "changed since plan", ELOCKED, EVERIFY...).
+ */
+#ifndef ENVCTL_CONTROLLER_APPLY_H
+#define ENVCTL_CONTROLLER_APPLY_H
+
+#include <stddef.h>
+
+#include "common/buf.h"
+#include "common/err.h"
+#include "controller/hash.h"
+#include "controller/plan.h"
+
+struct agentlink_opts;
+struct host;
+struct playbook;
+
+/* What to write and what must be there first. */
+struct apply_input {
+	const char	*path;		/* as the interpreter imports it */
+	int		 expect_exists;
+	const char	*expect;	/* bytes read by plan */
+	size_t		 expect_len;
+	const char	*expect_sha256;	/* "" when absent */
+	const char	*data;		/* bytes to install */
+	size_t		 len;
+	const char	*sha256;
+	const struct desired *d;	/* the values the file must produce */
+	const char	*rollback_to;	/* rollback: backup id or "latest" */
+};
+
+struct apply_result {
+	const struct host *host;
+	enum outcome	 outcome;	/* changed, ok, failed, unreachable */
+	struct err	 err;
+	char		*backup_id;	/* of the file that was replaced */
+	char		*restored_id;	/* rollback: what was put back */
+	char		*startup_error;	/* rollback: the restored file raises */
+	int		 restored;	/* apply: verification failed, undone */
+	struct conn_stats stats;
+};
+
+struct apply_opts {
+	const struct agentlink_opts *link;
+	int		 lock_timeout;	/* seconds */
+	const char	*controller;	/* this machine's name, for metadata */
+};
+
+/* Applies in to host h; never fails: see ar->outcome and ar->err. */
+void	apply_host(struct apply_result *ar, const struct host *h,
+	    const struct playbook *pb, const struct apply_input *in,
+	    const struct apply_opts *o);
+void	apply_result_release(struct apply_result *ar);
+
+#endif

@@ -1,0 +1,537 @@
+/*
+ * cmd_apply.c - envctl apply: plan, ask, then change the hosts that need
+ * it; or apply a saved plan exactly, host by host, where the file is still
+ * what the plan read.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/buf.h"
+#include "common/err.h"
+#include "common/proto.h"
+#include "common/xmalloc.h"
+#include "controller/agentlink.h"
+#include "controller/apply.h"
+#include "controller/cmd.h"
+#include "controller/context.h"
+#include "controller/fleet.h"
+#include "controller/inventory.h"
+#include "controller/opts.h"
+#include "controller/output.h"
+#include "controller/plan.h"
+#include "controller/planfile.h"
+#include "controller/playbook.h"
+#include "controller/report.h"
+#include "controller/transport.h"
+
+#define PLANFILE_MAX	(256u * 1024 * 1024)
+
+static const char *const usage[] = {
+	"envctl apply INVENTORY [--yes] [-p PLAYBOOK] [-l LIMIT] [-j N]",
+	"envctl apply PLANFILE [-j N]",
+	NULL
+};
+
+/* One host to change, wherever its input came from. */
+struct job {
+	const struct host *host;
+	struct apply_input in;
+	struct desired	 d;		/* planfile mode: values to verify */
+	struct buf	 expect, data;	/* planfile mode: decoded bytes */
+	char		 sha_old[ENVCTL_SHA256_HEX];
+	char		 sha_new[ENVCTL_SHA256_HEX];
+	struct apply_result ar;
+};
+
+struct run {
+	struct job	*jobs;
+	size_t		 njobs;
+	const struct playbook *pb;
+	struct apply_opts ao;
+	struct report_opts ro;
+	int		 json;
+};
+
+static void
+job_run(void *arg, size_t i)
+{
+	struct run *r = arg;
+	struct job *j = &r->jobs[i];
+
+	apply_host(&j->ar, j->host, r->pb, &j->in, &r->ao);
+}
+
+/* Appends one host's apply result line(s). */
+static void
+result_text(struct buf *b, const struct apply_result *ar,
+    const struct report_opts *ro)
+{
+	struct buf e = ENVCTL_BUF_INIT;
+	const char *msg;
+
+	buf_addf(b, "%s%s%s: %s", ro->color ? "\033[1m" : "", ar->host->name,
+	    ro->color ? "\033[m" : "", outcome_name(ar->outcome));
+	if (ar->backup_id != NULL)
+		buf_addf(b, " (backup %s)", ar->backup_id);
+	if (ar->restored_id != NULL)
+		buf_addf(b, " (restored %s)", ar->restored_id);
+	if (ar->err.code != 0) {
+		err_format(&ar->err, &e);
+		msg = e.data;
+		/* The host's name leads the line already. */
+		if (strncmp(msg, ar->host->name, strlen(ar->host->name)) == 0 &&
+		    msg[strlen(ar->host->name)] == ':')
+			msg += strlen(ar->host->name) + 2;
+		buf_addf(b, ": %.*s", (int)strcspn(msg, "\n"), msg);
+		if (ar->err.code == ENVCTL_ECHANGED)
+			buf_addstr(b, " (changed since plan: left as it is)");
+		buf_release(&e);
+	}
+	buf_addch(b, '\n');
+	if (ar->startup_error != NULL)
+		buf_addf(b, "    note      the restored file raises at startup: "
+		    "%s\n", ar->startup_error);
+}
+
+static void
+job_done(void *arg, size_t i)
+{
+	struct run *r = arg;
+	struct buf b = ENVCTL_BUF_INIT;
+
+	if (r->json)
+		return;
+	result_text(&b, &r->jobs[i].ar, &r->ro);
+	out_write(b.data, b.len);
+	buf_release(&b);
+}
+
+static int
+run_jobs(struct run *r, int forks)
+{
+	struct fleet_job fj;
+	size_t *idx = xcalloc(r->njobs + 1, sizeof(*idx)), i;
+
+	for (i = 0; i < r->njobs; i++)
+		idx[i] = i;
+	fj.job = job_run;
+	fj.done = job_done;
+	fj.progress = NULL;
+	fj.ctx = r;
+	transport_init();
+	fleet_run(&fj, idx, r->njobs, forks);
+	transport_finish();
+	free(idx);
+	return 0;
+}
+
+/* Asks on the terminal; 1 for yes. */
+static int
+confirm(size_t n)
+{
+	char line[64];
+
+	out_note("Apply to %zu host%s? [y/N] ", n, n == 1 ? "" : "s");
+	if (fgets(line, sizeof(line), stdin) == NULL)
+		return 0;
+	line[strcspn(line, "\r\n")] = '\0';
+	return strcmp(line, "y") == 0 || strcmp(line, "Y") == 0 ||
+	    strcmp(line, "yes") == 0;
+}
+
+static void
+print_plan_host(void *arg, struct host_plan *hp)
+{
+	struct run *r = arg;
+	struct buf b = ENVCTL_BUF_INIT;
+
+	if (r->json || (r->ro.quiet && hp->outcome != ENVCTL_OUT_FAILED &&
+	    hp->outcome != ENVCTL_OUT_UNREACHABLE))
+		return;
+	report_plan_host(&b, hp, &r->ro);
+	out_write(b.data, b.len);
+	buf_wipe(&b);
+}
+
+static void
+finish(struct run *r, struct plan_counts *c, int *code)
+{
+	struct buf b = ENVCTL_BUF_INIT;
+	json_t *root, *hosts, *h;
+	char *text;
+	size_t i;
+
+	for (i = 0; i < r->njobs; i++) {
+		const struct apply_result *ar = &r->jobs[i].ar;
+
+		if (ar->outcome == ENVCTL_OUT_CHANGED)
+			c->changed++;
+		else if (ar->outcome == ENVCTL_OUT_OK)
+			c->ok++;
+		else if (ar->outcome == ENVCTL_OUT_UNREACHABLE)
+			c->unreachable++;
+		else
+			c->failed++;
+	}
+	if (r->json) {
+		hosts = json_array();
+		for (i = 0; i < r->njobs; i++) {
+			const struct apply_result *ar = &r->jobs[i].ar;
+
+			h = json_pack("{s:s, s:s}", "name", ar->host->name,
+			    "outcome", outcome_name(ar->outcome));
+			json_object_set_new(h, "backup", ar->backup_id ?
+			    json_string(ar->backup_id) : json_null());
+			json_object_set_new(h, "restored",
+			    json_boolean(ar->restored));
+			if (ar->err.code != 0) {
+				buf_reset(&b);
+				err_format(&ar->err, &b);
+				buf_truncate(&b, b.len - 1);
+				json_object_set_new(h, "error", json_pack(
+				    "{s:s, s:s}", "code",
+				    err_codename(ar->err.code), "message",
+				    b.data));
+			} else
+				json_object_set_new(h, "error", json_null());
+			json_array_append_new(hosts, h);
+		}
+		root = json_pack("{s:i, s:s, s:o, s:{s:I, s:I, s:I, s:I}}",
+		    "format", 1, "command", "apply", "hosts", hosts,
+		    "summary", "changed", (json_int_t)c->changed,
+		    "ok", (json_int_t)c->ok, "failed", (json_int_t)c->failed,
+		    "unreachable", (json_int_t)c->unreachable);
+		text = json_dumps(root, JSON_INDENT(2));
+		out_printf("%s\n", text);
+		free(text);
+		json_decref(root);
+	} else {
+		buf_reset(&b);
+		report_summary(&b, c, &r->ro);
+		out_write(b.data, b.len);
+	}
+	buf_release(&b);
+	*code = c->failed > 0 || c->unreachable > 0 ? ENVCTL_EXIT_FAIL :
+	    ENVCTL_EXIT_OK;
+}
+
+static void
+jobs_free(struct run *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->njobs; i++) {
+		apply_result_release(&r->jobs[i].ar);
+		desired_release(&r->jobs[i].d);
+		buf_wipe(&r->jobs[i].expect);
+		buf_wipe(&r->jobs[i].data);
+	}
+	free(r->jobs);
+}
+
+/* --- envctl apply INVENTORY ------------------------------------------ */
+
+static int
+apply_inventory(const char *inventory, const struct fleet_args *a, int yes,
+    struct run *r, struct agentlink_opts *lo)
+{
+	struct context ctx = { 0 };
+	struct agent_binary ab = { 0 };
+	struct host_plan **hps = NULL;
+	struct plan_counts c = { 0 }, pc = { 0 };
+	struct buf b = ENVCTL_BUF_INIT;
+	size_t n = 0, i;
+	int code;
+
+	r->ro.show_diff = 1;
+	code = cmd_run_plans(&ctx, inventory, a, &ab, &hps, &n,
+	    print_plan_host, r);
+	if (code != ENVCTL_EXIT_OK)
+		goto out;
+	lo->agent = &ab;
+	r->pb = ctx.pb;
+	r->jobs = xcalloc(n + 1, sizeof(*r->jobs));
+	for (i = 0; i < n; i++) {
+		struct host_plan *hp = hps[i];
+		struct job *j;
+
+		report_count(&pc, hp);
+		if (hp->outcome != ENVCTL_OUT_PENDING)
+			continue;
+		j = &r->jobs[r->njobs++];
+		j->host = hp->host;
+		j->in.path = hp->st.path;
+		j->in.expect_exists = hp->st.exists;
+		j->in.expect = hp->st.content.data;
+		j->in.expect_len = hp->st.content.len;
+		j->in.expect_sha256 = hp->st.sha256;
+		j->in.data = hp->d.content.data;
+		j->in.len = hp->d.content.len;
+		j->in.sha256 = hp->want_sha256;
+		j->in.d = &hp->d;
+	}
+	c.ok = pc.ok;
+	c.failed = pc.failed;
+	c.unreachable = pc.unreachable;
+	if (r->njobs == 0) {
+		report_summary(&b, &pc, &r->ro);
+		if (!r->json)
+			out_write(b.data, b.len);
+		code = pc.failed > 0 || pc.unreachable > 0 ?
+		    ENVCTL_EXIT_FAIL : ENVCTL_EXIT_OK;
+		goto out;
+	}
+	if (!yes) {
+		if (!isatty(STDIN_FILENO)) {
+			out_note("envctl apply: %zu host%s to change, but stdin "
+			    "is not a terminal to ask: add --yes\n", r->njobs,
+			    r->njobs == 1 ? "" : "s");
+			code = ENVCTL_EXIT_USAGE;
+			goto out;
+		}
+		if (!confirm(r->njobs)) {
+			out_note("envctl apply: nothing changed\n");
+			code = ENVCTL_EXIT_OK;
+			goto out;
+		}
+	}
+	run_jobs(r, a->forks);
+	finish(r, &c, &code);
+out:
+	jobs_free(r);
+	cmd_plans_free(hps, n);
+	agent_binary_release(&ab);
+	context_release(&ctx);
+	buf_release(&b);
+	return code;
+}
+
+/* --- envctl apply PLANFILE ---------------------------------------------- */
+
+static int
+decode_member(struct buf *out, const json_t *o, const char *key,
+    struct err *err)
+{
+	const json_t *v = json_object_get(o, key);
+
+	if (!json_is_string(v))
+		return err_set(err, ENVCTL_EPARSE, "plan file: '%s' is "
+		    "missing", key);
+	return proto_b64_decode(out, json_string_value(v),
+	    json_string_length(v), err);
+}
+
+/* Builds the job for one planned host; ENVCTL_EPARSE etc. on bad input. */
+static int
+plan_job(struct job *j, const json_t *ph, const struct context *ctx,
+    struct err *err)
+{
+	const json_t *cur = json_object_get(ph, "current");
+	const json_t *want = json_object_get(ph, "desired");
+	const char *name = json_string_value(json_object_get(ph, "name"));
+	const char *path = json_string_value(json_object_get(ph, "target"));
+	int r;
+
+	if (name == NULL || path == NULL || !json_is_object(cur) ||
+	    !json_is_object(want))
+		return err_set(err, ENVCTL_EPARSE, "plan file: a host entry "
+		    "lacks name, target, current or desired");
+	if ((j->host = inventory_find(ctx->inv, name)) == NULL)
+		return err_set(err, ENVCTL_ENOTFOUND, "plan file: host '%s' is "
+		    "not in the inventory", name);
+	buf_init(&j->expect, 0);
+	buf_init(&j->data, 0);
+	j->in.path = path;
+	j->in.expect_exists = json_is_true(json_object_get(cur, "exists"));
+	if (j->in.expect_exists &&
+	    (r = decode_member(&j->expect, cur, "data_b64", err)) != 0)
+		return r;
+	if ((r = decode_member(&j->data, want, "data_b64", err)) != 0)
+		return r;
+	hash_sha256_hex(j->sha_old, j->expect.data, j->expect.len);
+	hash_sha256_hex(j->sha_new, j->data.data, j->data.len);
+	j->in.expect = j->expect.data;
+	j->in.expect_len = j->expect.len;
+	j->in.expect_sha256 = j->in.expect_exists ? j->sha_old : "";
+	j->in.data = j->data.data;
+	j->in.len = j->data.len;
+	j->in.sha256 = j->sha_new;
+	j->in.d = &j->d;
+	if ((r = desired_values(&j->d, ctx->pb, j->host, err)) != 0)
+		return r;
+	return 0;
+}
+
+/* Refuses a plan made from other inputs than those on disk now. */
+static int
+check_digests(const json_t *plan, const struct context *ctx,
+    struct err *err)
+{
+	char hex[ENVCTL_SHA256_HEX];
+	const char *inv = json_string_value(json_object_get(json_object_get(
+	    plan, "inventory"), "sha256"));
+	const char *pb = json_string_value(json_object_get(json_object_get(
+	    plan, "playbook"), "sha256"));
+	int r;
+
+	if ((r = planfile_file_digest(hex, inventory_path(ctx->inv),
+	    err)) != 0)
+		return r;
+	if (inv == NULL || strcmp(hex, inv) != 0)
+		return err_set(err, ENVCTL_ECHANGED, "the inventory '%s' has "
+		    "changed since the plan was made; run envctl plan again",
+		    inventory_path(ctx->inv));
+	if ((r = planfile_playbook_digest(hex, ctx->pb, err)) != 0)
+		return r;
+	if (pb == NULL || strcmp(hex, pb) != 0)
+		return err_set(err, ENVCTL_ECHANGED, "the playbook '%s' has "
+		    "changed since the plan was made; run envctl plan again",
+		    ctx->pb->path);
+	return 0;
+}
+
+static int
+apply_planfile(const char *path, const json_t *plan,
+    const struct fleet_args *a, struct run *r)
+{
+	struct context ctx = { 0 };
+	struct err err = ENVCTL_ERR_INIT;
+	struct plan_counts c = { 0 };
+	const json_t *hosts = json_object_get(plan, "hosts"), *ph;
+	const char *inv = json_string_value(json_object_get(json_object_get(
+	    plan, "inventory"), "path"));
+	const char *pbp = json_string_value(json_object_get(json_object_get(
+	    plan, "playbook"), "path"));
+	const char *outcome;
+	size_t i;
+	int code = ENVCTL_EXIT_FAIL;
+
+	if (json_integer_value(json_object_get(plan, "format")) !=
+	    ENVCTL_PLANFILE_FORMAT || inv == NULL || pbp == NULL ||
+	    !json_is_array(hosts)) {
+		err_set(&err, ENVCTL_EPARSE, "'%s' is not an envctl plan of "
+		    "format %d", path, ENVCTL_PLANFILE_FORMAT);
+		goto fail;
+	}
+	if (context_load(&ctx, inv, pbp, NULL, &err) != 0 ||
+	    check_digests(plan, &ctx, &err) != 0)
+		goto fail;
+	r->pb = ctx.pb;
+	r->jobs = xcalloc(json_array_size(hosts) + 1, sizeof(*r->jobs));
+	json_array_foreach(hosts, i, ph) {
+		outcome = json_string_value(json_object_get(ph, "outcome"));
+		if (outcome == NULL || strcmp(outcome, "pending") != 0) {
+			if (outcome != NULL && strcmp(outcome, "ok") == 0)
+				c.ok++;
+			continue;
+		}
+		if (plan_job(&r->jobs[r->njobs], ph, &ctx, &err) != 0) {
+			err_context(&err, "%s", path);
+			r->njobs++;
+			goto fail;
+		}
+		r->njobs++;
+	}
+	if (r->njobs > 0)
+		run_jobs(r, a->forks);
+	finish(r, &c, &code);
+	goto out;
+fail:
+	out_errors(&err);
+out:
+	jobs_free(r);
+	context_release(&ctx);
+	err_release(&err);
+	return code;
+}
+
+/* A JSON plan file, or NULL when path is something else (an inventory). */
+static json_t *
+load_planfile(const char *path)
+{
+	struct buf b;
+	json_t *doc = NULL, *kind;
+
+	buf_init(&b, PLANFILE_MAX);
+	if (buf_read_file(&b, path, NULL) == 0 && b.len > 0 &&
+	    b.data[strspn(b.data, " \t\r\n")] == '{') {
+		doc = json_loadb(b.data, b.len, 0, NULL);
+		kind = json_object_get(doc, "kind");
+		if (!json_is_string(kind) ||
+		    strcmp(json_string_value(kind), "envctl-plan") != 0) {
+			json_decref(doc);
+			doc = NULL;
+		}
+	}
+	buf_wipe(&b);
+	return doc;
+}
+
+int
+cmd_apply(int argc, char **argv)
+{
+	struct fleet_args a;
+	struct opt opts[ENVCTL_FLEET_NOPTS + 3];
+	struct agentlink_opts lo;
+	struct run r;
+	char host[256];
+	char **operands = xcalloc((size_t)argc, sizeof(char *));
+	json_t *plan;
+	int nops, code, yes = 0, lock_timeout = 30;
+
+	cmd_fleet_options(opts, &a);
+	opts[ENVCTL_FLEET_NOPTS] = (struct opt){ 'y', "yes",
+	    ENVCTL_OPT_FLAG, &yes, NULL,
+	    "apply without asking (needed when stdin is not a terminal)",
+	    0, 0 };
+	opts[ENVCTL_FLEET_NOPTS + 1] = (struct opt){ 0, "lock-timeout",
+	    ENVCTL_OPT_INT, &lock_timeout, "SECONDS",
+	    "wait this long for another envctl's lock on a host (default "
+	    "30)", 0, 86400 };
+	opts[ENVCTL_FLEET_NOPTS + 2] = (struct opt)ENVCTL_OPT_END_ENTRY;
+	if (!cmd_parse(usage, opts, argc, argv, operands, &nops, 1, 1, &code))
+		goto out;
+	memset(&r, 0, sizeof(r));
+	memset(&lo, 0, sizeof(lo));
+	r.json = a.json;
+	r.ro.quiet = a.quiet;
+	r.ro.verbose = a.verbose;
+	if ((r.ro.color = cmd_use_color(a.color, STDOUT_FILENO)) < 0) {
+		code = ENVCTL_EXIT_USAGE;
+		goto out;
+	}
+	r.ro.color = r.ro.color && !a.json;
+	if (gethostname(host, sizeof(host)) != 0)
+		snprintf(host, sizeof(host), "unknown");
+	host[sizeof(host) - 1] = '\0';
+	r.ao.controller = host;
+	r.ao.lock_timeout = lock_timeout;
+	r.ao.link = &lo;
+	lo.ssh_config = a.ssh_config;
+	lo.known_hosts = a.known_hosts;
+	lo.accept_new = a.accept_new;
+	lo.timeout = a.timeout;
+	if ((plan = load_planfile(operands[0])) != NULL) {
+		struct agent_binary ab;
+		struct err err = ENVCTL_ERR_INIT;
+
+		if (agent_binary_load(&ab, NULL, &err) != 0) {
+			out_errors(&err);
+			err_release(&err);
+			json_decref(plan);
+			code = ENVCTL_EXIT_FAIL;
+			goto out;
+		}
+		lo.agent = &ab;
+		code = apply_planfile(operands[0], plan, &a, &r);
+		agent_binary_release(&ab);
+		json_decref(plan);
+	} else {
+		code = apply_inventory(operands[0], &a, yes, &r, &lo);
+	}
+out:
+	free(operands);
+	return code;
+}
