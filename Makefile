@@ -108,7 +108,7 @@ $(B)/tests/check_%: $(B)/tests/check_%.o $(TEST_HELPERS) \
 TEST_ENV = ENVCTL_SRCDIR=$(CURDIR) ENVCTL_BIN=$(CURDIR)/$(ENVCTL) \
 	ENVCTL_AGENT=$(CURDIR)/$(AGENT) \
 	ENVCTL_PLAYBOOK_PATH=$(CURDIR)/playbooks \
-	ENVCTL_FIXTURES=$(abspath $(CURDIR)/../shared/fixtures) \
+	ENVCTL_FIXTURES=$(CURDIR)/tests/fixtures \
 	CK_DEFAULT_TIMEOUT=60
 
 check-unit: all $(TEST_BIN)

@@ -88,25 +88,19 @@ read_reply(struct apply_result *ar, const json_t *reply)
 }
 
 void
-apply_host(struct apply_result *ar, const struct host *h,
+apply_on(struct apply_result *ar, struct agentlink *l, const struct host *h,
     const struct playbook *pb, const struct apply_input *in,
     const struct apply_opts *o)
 {
-	struct agentlink *l = NULL;
-	json_t *req = NULL, *reply = NULL, *detail;
-	int r;
+	json_t *req, *reply = NULL, *detail;
 
 	ar->host = h;
-	if ((r = agentlink_open(&l, h, o->link, &ar->err)) != 0) {
-		ar->outcome = ENVCTL_OUT_UNREACHABLE;
-		goto out;
-	}
 	ar->outcome = ENVCTL_OUT_FAILED;
 	req = request(h, pb, in, o);
-	if ((r = agentlink_send(l, req, &ar->err)) != 0 ||
-	    (r = agentlink_recv(l, &reply, &ar->err)) != 0)
+	if (agentlink_send(l, req, &ar->err) != 0 ||
+	    agentlink_recv(l, &reply, &ar->err) != 0)
 		goto out;
-	if ((r = proto_reply_error(reply, &ar->err)) != 0) {
+	if (proto_reply_error(reply, &ar->err) != 0) {
 		detail = json_object_get(reply, "detail");
 		ar->restored = json_is_true(json_object_get(detail,
 		    "restored"));
@@ -116,12 +110,26 @@ apply_host(struct apply_result *ar, const struct host *h,
 out:
 	if (ar->err.code != 0)
 		err_sethost(&ar->err, h->name);
-	if (l != NULL) {
-		agentlink_stats(l, &ar->stats);
-		agentlink_close(l);
-	}
 	json_decref(req);
 	json_decref(reply);
+}
+
+void
+apply_host(struct apply_result *ar, const struct host *h,
+    const struct playbook *pb, const struct apply_input *in,
+    const struct apply_opts *o)
+{
+	struct agentlink *l = NULL;
+
+	ar->host = h;
+	if (agentlink_open(&l, h, o->link, &ar->err) != 0) {
+		ar->outcome = ENVCTL_OUT_UNREACHABLE;
+		err_sethost(&ar->err, h->name);
+		return;
+	}
+	apply_on(ar, l, h, pb, in, o);
+	agentlink_stats(l, &ar->stats);
+	agentlink_close(l);
 }
 
 void

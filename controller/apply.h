@@ -18,6 +18,7 @@
 #include "controller/hash.h"
 #include "controller/plan.h"
 
+struct agentlink;
 struct agentlink_opts;
 struct host;
 struct playbook;
@@ -57,6 +58,10 @@ struct apply_opts {
 void	apply_host(struct apply_result *ar, const struct host *h,
 	    const struct playbook *pb, const struct apply_input *in,
 	    const struct apply_opts *o);
+/* As apply_host, on an agent session that is already open. */
+void	apply_on(struct apply_result *ar, struct agentlink *l,
+	    const struct host *h, const struct playbook *pb,
+	    const struct apply_input *in, const struct apply_opts *o);
 void	apply_result_release(struct apply_result *ar);
 
 #endif

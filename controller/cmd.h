@@ -20,12 +20,15 @@ struct context;
 struct err;
 struct host_plan;
 struct opt;
+struct plan_then;
 
 int	cmd_apply(int argc, char **argv);
+int	cmd_backups(int argc, char **argv);
 int	cmd_check(int argc, char **argv);
 int	cmd_facts(int argc, char **argv);
 int	cmd_plan(int argc, char **argv);
 int	cmd_render(int argc, char **argv);
+int	cmd_rollback(int argc, char **argv);
 
 /* The options every command that reaches hosts shares. */
 struct fleet_args {
@@ -55,9 +58,16 @@ void	cmd_fleet_options(struct opt *opts, struct fleet_args *a);
 int	cmd_use_color(const char *when, int fd);
 
 /*
- * Loads inventory, playbook and the agent program (into *ab, which the
+ * Loads inventory, --limit and playbook into ctx, printing every problem;
+ * returns ENVCTL_EXIT_OK or ENVCTL_EXIT_FAIL.
+ */
+int	cmd_load(struct context *ctx, const char *inventory,
+	    const struct fleet_args *a);
+/*
+ * Loads inventory, playbook (unless ctx is loaded already: cmd_load) and the agent program (into *ab, which the
  * caller releases with agent_binary_release, also on failure), then reads
- * every selected host in parallel; *out gets one host_plan per selected host, in inventory order
+ * every selected host in parallel, running then (may be NULL) on each
+ * host's session after its read; *out gets one host_plan per selected host, in inventory order
  * (*nout of them; free with cmd_plans_free); done(arg, hp), if not NULL, is
  * called in inventory order as soon as each plan is complete.  Returns an exit code:
  * ENVCTL_EXIT_OK when the hosts could be tried (their own failures are in
@@ -65,8 +75,9 @@ int	cmd_use_color(const char *when, int fd);
  */
 int	cmd_run_plans(struct context *ctx, const char *inventory,
 	    const struct fleet_args *a, struct agent_binary *ab,
-	    struct host_plan ***out, size_t *nout,
-	    void (*done)(void *, struct host_plan *), void *arg);
+	    const struct plan_then *then, struct host_plan ***out,
+	    size_t *nout, void (*done)(void *, struct host_plan *),
+	    void *arg);
 void	cmd_plans_free(struct host_plan **hps, size_t n);
 
 /*

@@ -36,6 +36,7 @@ static const char *const usage[] = {
 
 /* One host to change, wherever its input came from. */
 struct job {
+	int		 used;
 	const struct host *host;
 	struct apply_input in;
 	struct desired	 d;		/* planfile mode: values to verify */
@@ -46,7 +47,7 @@ struct job {
 };
 
 struct run {
-	struct job	*jobs;
+	struct job	*jobs;		/* used ones only count */
 	size_t		 njobs;
 	const struct playbook *pb;
 	struct apply_opts ao;
@@ -60,39 +61,8 @@ job_run(void *arg, size_t i)
 	struct run *r = arg;
 	struct job *j = &r->jobs[i];
 
-	apply_host(&j->ar, j->host, r->pb, &j->in, &r->ao);
-}
-
-/* Appends one host's apply result line(s). */
-static void
-result_text(struct buf *b, const struct apply_result *ar,
-    const struct report_opts *ro)
-{
-	struct buf e = ENVCTL_BUF_INIT;
-	const char *msg;
-
-	buf_addf(b, "%s%s%s: %s", ro->color ? "\033[1m" : "", ar->host->name,
-	    ro->color ? "\033[m" : "", outcome_name(ar->outcome));
-	if (ar->backup_id != NULL)
-		buf_addf(b, " (backup %s)", ar->backup_id);
-	if (ar->restored_id != NULL)
-		buf_addf(b, " (restored %s)", ar->restored_id);
-	if (ar->err.code != 0) {
-		err_format(&ar->err, &e);
-		msg = e.data;
-		/* The host's name leads the line already. */
-		if (strncmp(msg, ar->host->name, strlen(ar->host->name)) == 0 &&
-		    msg[strlen(ar->host->name)] == ':')
-			msg += strlen(ar->host->name) + 2;
-		buf_addf(b, ": %.*s", (int)strcspn(msg, "\n"), msg);
-		if (ar->err.code == ENVCTL_ECHANGED)
-			buf_addstr(b, " (changed since plan: left as it is)");
-		buf_release(&e);
-	}
-	buf_addch(b, '\n');
-	if (ar->startup_error != NULL)
-		buf_addf(b, "    note      the restored file raises at startup: "
-		    "%s\n", ar->startup_error);
+	if (j->used)
+		apply_host(&j->ar, j->host, r->pb, &j->in, &r->ao);
 }
 
 static void
@@ -101,9 +71,9 @@ job_done(void *arg, size_t i)
 	struct run *r = arg;
 	struct buf b = ENVCTL_BUF_INIT;
 
-	if (r->json)
+	if (r->json || !r->jobs[i].used)
 		return;
-	result_text(&b, &r->jobs[i].ar, &r->ro);
+	report_apply_result(&b, &r->jobs[i].ar, &r->ro);
 	out_write(b.data, b.len);
 	buf_release(&b);
 }
@@ -141,16 +111,51 @@ confirm(size_t n)
 	    strcmp(line, "yes") == 0;
 }
 
+/* The apply input for a planned host: what plan read, what it rendered. */
+static void
+job_from_plan(struct job *j, const struct host_plan *hp)
+{
+	j->used = 1;
+	j->host = hp->host;
+	j->in.path = hp->st.path;
+	j->in.expect_exists = hp->st.exists;
+	j->in.expect = hp->st.content.data;
+	j->in.expect_len = hp->st.content.len;
+	j->in.expect_sha256 = hp->st.sha256;
+	j->in.data = hp->d.content.data;
+	j->in.len = hp->d.content.len;
+	j->in.sha256 = hp->want_sha256;
+	j->in.d = &hp->d;
+}
+
+/* --yes: apply on the session that just read the host. */
+static void
+apply_then(void *arg, struct host_plan *hp, struct agentlink *l)
+{
+	struct run *r = arg;
+	struct job *j = &r->jobs[hp->host->index];
+
+	if (hp->outcome != ENVCTL_OUT_PENDING)
+		return;
+	job_from_plan(j, hp);
+	apply_on(&j->ar, l, j->host, r->pb, &j->in, &r->ao);
+}
+
 static void
 print_plan_host(void *arg, struct host_plan *hp)
 {
 	struct run *r = arg;
 	struct buf b = ENVCTL_BUF_INIT;
+	const struct job *j = r->jobs != NULL ? &r->jobs[hp->host->index] :
+	    NULL;
 
-	if (r->json || (r->ro.quiet && hp->outcome != ENVCTL_OUT_FAILED &&
-	    hp->outcome != ENVCTL_OUT_UNREACHABLE))
+	if (r->json)
 		return;
-	report_plan_host(&b, hp, &r->ro);
+	if (!r->ro.quiet || hp->outcome == ENVCTL_OUT_FAILED ||
+	    hp->outcome == ENVCTL_OUT_UNREACHABLE)
+		report_plan_host(&b, hp, &r->ro);
+	if (j != NULL && j->used)
+		report_apply_result(&b, &j->ar, &r->ro);
 	out_write(b.data, b.len);
 	buf_wipe(&b);
 }
@@ -166,6 +171,8 @@ finish(struct run *r, struct plan_counts *c, int *code)
 	for (i = 0; i < r->njobs; i++) {
 		const struct apply_result *ar = &r->jobs[i].ar;
 
+		if (!r->jobs[i].used)
+			continue;
 		if (ar->outcome == ENVCTL_OUT_CHANGED)
 			c->changed++;
 		else if (ar->outcome == ENVCTL_OUT_OK)
@@ -180,6 +187,8 @@ finish(struct run *r, struct plan_counts *c, int *code)
 		for (i = 0; i < r->njobs; i++) {
 			const struct apply_result *ar = &r->jobs[i].ar;
 
+			if (!r->jobs[i].used)
+				continue;
 			h = json_pack("{s:s, s:s}", "name", ar->host->name,
 			    "outcome", outcome_name(ar->outcome));
 			json_object_set_new(h, "backup", ar->backup_id ?
@@ -223,6 +232,8 @@ jobs_free(struct run *r)
 	size_t i;
 
 	for (i = 0; i < r->njobs; i++) {
+		if (!r->jobs[i].used)
+			continue;
 		apply_result_release(&r->jobs[i].ar);
 		desired_release(&r->jobs[i].d);
 		buf_wipe(&r->jobs[i].expect);
@@ -240,63 +251,60 @@ apply_inventory(const char *inventory, const struct fleet_args *a, int yes,
 	struct context ctx = { 0 };
 	struct agent_binary ab = { 0 };
 	struct host_plan **hps = NULL;
-	struct plan_counts c = { 0 }, pc = { 0 };
+	struct plan_counts c = { 0 };
+	struct plan_then then = { apply_then, r };
 	struct buf b = ENVCTL_BUF_INIT;
-	size_t n = 0, i;
+	size_t n = 0, i, pending = 0;
 	int code;
 
 	r->ro.show_diff = 1;
-	code = cmd_run_plans(&ctx, inventory, a, &ab, &hps, &n,
-	    print_plan_host, r);
+	if ((code = cmd_load(&ctx, inventory, a)) != ENVCTL_EXIT_OK)
+		goto out;
+	/*
+	 * Jobs are indexed by inventory host.  With --yes each host is
+	 * applied on the session that read it: one connection per host.
+	 */
+	r->pb = ctx.pb;
+	r->njobs = inventory_nhosts(ctx.inv);
+	r->jobs = xcalloc(r->njobs + 1, sizeof(*r->jobs));
+	code = cmd_run_plans(&ctx, inventory, a, &ab, yes ? &then : NULL,
+	    &hps, &n, print_plan_host, r);
 	if (code != ENVCTL_EXIT_OK)
 		goto out;
 	lo->agent = &ab;
-	r->pb = ctx.pb;
-	r->jobs = xcalloc(n + 1, sizeof(*r->jobs));
 	for (i = 0; i < n; i++) {
-		struct host_plan *hp = hps[i];
-		struct job *j;
-
-		report_count(&pc, hp);
-		if (hp->outcome != ENVCTL_OUT_PENDING)
-			continue;
-		j = &r->jobs[r->njobs++];
-		j->host = hp->host;
-		j->in.path = hp->st.path;
-		j->in.expect_exists = hp->st.exists;
-		j->in.expect = hp->st.content.data;
-		j->in.expect_len = hp->st.content.len;
-		j->in.expect_sha256 = hp->st.sha256;
-		j->in.data = hp->d.content.data;
-		j->in.len = hp->d.content.len;
-		j->in.sha256 = hp->want_sha256;
-		j->in.d = &hp->d;
+		if (hps[i]->outcome == ENVCTL_OUT_PENDING)
+			pending++;
+		else
+			report_count(&c, hps[i]);
 	}
-	c.ok = pc.ok;
-	c.failed = pc.failed;
-	c.unreachable = pc.unreachable;
-	if (r->njobs == 0) {
-		report_summary(&b, &pc, &r->ro);
+	if (yes) {
+		finish(r, &c, &code);
+		goto out;
+	}
+	if (pending == 0) {
+		report_summary(&b, &c, &r->ro);
 		if (!r->json)
 			out_write(b.data, b.len);
-		code = pc.failed > 0 || pc.unreachable > 0 ?
+		code = c.failed > 0 || c.unreachable > 0 ?
 		    ENVCTL_EXIT_FAIL : ENVCTL_EXIT_OK;
 		goto out;
 	}
-	if (!yes) {
-		if (!isatty(STDIN_FILENO)) {
-			out_note("envctl apply: %zu host%s to change, but stdin "
-			    "is not a terminal to ask: add --yes\n", r->njobs,
-			    r->njobs == 1 ? "" : "s");
-			code = ENVCTL_EXIT_USAGE;
-			goto out;
-		}
-		if (!confirm(r->njobs)) {
-			out_note("envctl apply: nothing changed\n");
-			code = ENVCTL_EXIT_OK;
-			goto out;
-		}
+	if (!isatty(STDIN_FILENO)) {
+		out_note("envctl apply: %zu host%s to change, but stdin is not "
+		    "a terminal to ask: add --yes\n", pending,
+		    pending == 1 ? "" : "s");
+		code = ENVCTL_EXIT_USAGE;
+		goto out;
 	}
+	if (!confirm(pending)) {
+		out_note("envctl apply: nothing changed\n");
+		code = ENVCTL_EXIT_OK;
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		if (hps[i]->outcome == ENVCTL_OUT_PENDING)
+			job_from_plan(&r->jobs[hps[i]->host->index], hps[i]);
 	run_jobs(r, a->forks);
 	finish(r, &c, &code);
 out:
@@ -338,6 +346,7 @@ plan_job(struct job *j, const json_t *ph, const struct context *ctx,
 	    !json_is_object(want))
 		return err_set(err, ENVCTL_EPARSE, "plan file: a host entry "
 		    "lacks name, target, current or desired");
+	j->used = 1;
 	if ((j->host = inventory_find(ctx->inv, name)) == NULL)
 		return err_set(err, ENVCTL_ENOTFOUND, "plan file: host '%s' is "
 		    "not in the inventory", name);

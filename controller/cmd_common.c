@@ -115,6 +115,7 @@ struct run {
 	const struct fleet_args *a;
 	struct agentlink_opts lo;
 	struct host_plan **hps;
+	const struct plan_then *then;
 	size_t		*slot;		/* inventory index -> hps index */
 	void		(*done)(void *, struct host_plan *);
 	void		*arg;
@@ -127,7 +128,7 @@ run_job(void *arg, size_t i)
 	struct run *r = arg;
 
 	plan_host(r->hps[r->slot[i]], inventory_host(r->ctx->inv, i),
-	    r->ctx->pb, &r->lo);
+	    r->ctx->pb, &r->lo, r->then);
 }
 
 static void
@@ -151,9 +152,22 @@ run_progress(void *arg, size_t ndone, size_t n)
 }
 
 int
+cmd_load(struct context *ctx, const char *inventory,
+    const struct fleet_args *a)
+{
+	struct err err = ENVCTL_ERR_INIT;
+
+	if (context_load(ctx, inventory, a->playbook, a->limit, &err) == 0)
+		return ENVCTL_EXIT_OK;
+	out_errors_grouped(&err);
+	err_release(&err);
+	return ENVCTL_EXIT_FAIL;
+}
+
+int
 cmd_run_plans(struct context *ctx, const char *inventory,
     const struct fleet_args *a, struct agent_binary *ab,
-    struct host_plan ***out, size_t *nout,
+    const struct plan_then *then, struct host_plan ***out, size_t *nout,
     void (*done)(void *, struct host_plan *), void *arg)
 {
 	struct err err = ENVCTL_ERR_INIT;
@@ -165,8 +179,9 @@ cmd_run_plans(struct context *ctx, const char *inventory,
 	*out = NULL;
 	*nout = 0;
 	memset(&r, 0, sizeof(r));
-	if (context_load(ctx, inventory, a->playbook, a->limit, &err) != 0 ||
-	    agent_binary_load(ab, NULL, &err) != 0) {
+	if (ctx->inv == NULL && cmd_load(ctx, inventory, a) != ENVCTL_EXIT_OK)
+		return ENVCTL_EXIT_FAIL;
+	if (agent_binary_load(ab, NULL, &err) != 0) {
 		out_errors(&err);
 		err_release(&err);
 		return ENVCTL_EXIT_FAIL;
@@ -183,6 +198,7 @@ cmd_run_plans(struct context *ctx, const char *inventory,
 	}
 	r.ctx = ctx;
 	r.a = a;
+	r.then = then;
 	r.lo.agent = ab;
 	r.lo.ssh_config = a->ssh_config;
 	r.lo.known_hosts = a->known_hosts;

@@ -103,7 +103,7 @@ cmd_plan(int argc, char **argv)
 		goto out;
 	}
 	p.ro.color = p.ro.color && !a.json;
-	code = cmd_run_plans(&ctx, operands[0], &a, &ab, &hps, &n,
+	code = cmd_run_plans(&ctx, operands[0], &a, &ab, NULL, &hps, &n,
 	    print_host, &p);
 	if (code != ENVCTL_EXIT_OK)
 		goto out;

@@ -95,7 +95,8 @@ first_failed(const struct host_state *st)
 
 void
 plan_host(struct host_plan *hp, const struct host *h,
-    const struct playbook *pb, const struct agentlink_opts *o)
+    const struct playbook *pb, const struct agentlink_opts *o,
+    const struct plan_then *then)
 {
 	struct agentlink *l = NULL;
 	json_t *hello = NULL, *read = NULL;
@@ -146,6 +147,8 @@ plan_host(struct host_plan *hp, const struct host *h,
 		    hp->checks_failed == 1 ? "" : "s", k->name, k->path,
 		    k->reason != NULL ? k->reason : "failed", k->kind);
 	}
+	if (then != NULL && then->fn != NULL)
+		then->fn(then->arg, hp, l);
 out:
 	if (r != 0)
 		err_sethost(&hp->err, h->name);

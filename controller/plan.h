@@ -20,9 +20,22 @@
 #include "controller/hoststate.h"
 #include "controller/transport.h"
 
+struct agentlink;
 struct agentlink_opts;
 struct host;
+struct host_plan;
 struct playbook;
+
+/*
+ * Work to do on the same agent session once a host is read (backups,
+ * rollback, apply --yes): one connection per host per command.  Called
+ * only when the read succeeded; it records its own results.
+ */
+struct plan_then {
+	void		(*fn)(void *arg, struct host_plan *hp,
+			    struct agentlink *l);
+	void		*arg;
+};
 
 /* Per-host outcome words, the same in every output. */
 enum outcome {
@@ -61,10 +74,14 @@ struct host_plan {
 	double		 seconds;
 };
 
-/* Reads host h and fills hp (zeroed by the caller); never fails: errors
- * are recorded in hp->err with outcome failed or unreachable. */
+/*
+ * Reads host h and fills hp (zeroed by the caller), then runs then (may be
+ * NULL) on the open session; never fails: errors are recorded in hp->err
+ * with outcome failed or unreachable.
+ */
 void	plan_host(struct host_plan *hp, const struct host *h,
-	    const struct playbook *pb, const struct agentlink_opts *o);
+	    const struct playbook *pb, const struct agentlink_opts *o,
+	    const struct plan_then *then);
 void	plan_release(struct host_plan *hp);
 /* "ok", "changed", "pending", "failed", "unreachable", "skipped". */
 const char *outcome_name(enum outcome o);

@@ -7,6 +7,7 @@
 #include "common/buf.h"
 #include "common/proto.h"
 #include "common/xmalloc.h"
+#include "controller/apply.h"
 #include "controller/inventory.h"
 #include "controller/plan.h"
 #include "controller/pylit.h"
@@ -275,6 +276,37 @@ report_facts_host(struct buf *out, const struct host_plan *hp,
 	for (i = 0; i < hp->neffects; i++)
 		buf_addf(out, "    %-28s %s\n", hp->effects[i].name,
 		    shown(hp->effects[i].now, hp->effects[i].secret));
+}
+
+void
+report_apply_result(struct buf *b, const struct apply_result *ar,
+    const struct report_opts *ro)
+{
+	struct buf e = ENVCTL_BUF_INIT;
+	const char *msg;
+
+	buf_addf(b, "%s%s%s: %s", ro->color ? "\033[1m" : "", ar->host->name,
+	    ro->color ? "\033[m" : "", outcome_name(ar->outcome));
+	if (ar->backup_id != NULL)
+		buf_addf(b, " (backup %s)", ar->backup_id);
+	if (ar->restored_id != NULL)
+		buf_addf(b, " (restored %s)", ar->restored_id);
+	if (ar->err.code != 0) {
+		err_format(&ar->err, &e);
+		msg = e.data;
+		/* The host's name leads the line already. */
+		if (strncmp(msg, ar->host->name, strlen(ar->host->name)) == 0 &&
+		    msg[strlen(ar->host->name)] == ':')
+			msg += strlen(ar->host->name) + 2;
+		buf_addf(b, ": %.*s", (int)strcspn(msg, "\n"), msg);
+		if (ar->err.code == ENVCTL_ECHANGED)
+			buf_addstr(b, " (changed since plan: left as it is)");
+		buf_release(&e);
+	}
+	buf_addch(b, '\n');
+	if (ar->startup_error != NULL)
+		buf_addf(b, "    note      the restored file raises at startup: "
+		    "%s\n", ar->startup_error);
 }
 
 void

@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
+struct apply_result;
 struct buf;
 struct host_plan;
 
@@ -33,6 +34,9 @@ void	report_plan_host(struct buf *out, const struct host_plan *hp,
 	    const struct report_opts *ro);
 /* Appends the facts block for one host. */
 void	report_facts_host(struct buf *out, const struct host_plan *hp,
+	    const struct report_opts *ro);
+/* Appends one host's apply or rollback result line (and notes). */
+void	report_apply_result(struct buf *out, const struct apply_result *ar,
 	    const struct report_opts *ro);
 /* Adds hp's outcome to c. */
 void	report_count(struct plan_counts *c, const struct host_plan *hp);

@@ -18,7 +18,8 @@
  *      "original host").
  *   3. the inventory and command line: address (replaces the host name
  *      that matched the config: known_hosts entries use it), port, user,
- *      identity (tried first among the files), known_hosts;
+ *      identity (offered before the agent and the config's files, since
+ *      libssh ignores IdentitiesOnly), known_hosts;
  *   4. ours, always: the global known_hosts file is /dev/null, publickey
  *      only, TCP_NODELAY, SSH_OPTIONS_TIMEOUT = --timeout (so --timeout
  *      wins over ConnectTimeout), libssh logging off.
@@ -363,7 +364,8 @@ sftp_status_text(int st)
  * step that failed is c->what; fmt, when not NULL, says more.  code is the
  * ENVCTL_E* for a failure that is neither a timeout nor a lost connection;
  * sftp_st is the SFTP status of the failed request, or -1.  A timeout or a
- * lost connection makes the connection unusable.
+ * lost connection makes the connection unusable.  err->cause stays 0:
+ * err_format() reads it as an errno, and libssh's words are in the text.
  */
 static int
 conn_fail(struct host_conn *c, int code, int sftp_st, struct err *err,
@@ -406,8 +408,6 @@ conn_fail(struct host_conn *c, int code, int sftp_st, struct err *err,
 		err_set(err, code, "connection lost while %s: %s", what.data,
 		    *sshmsg != '\0' ? sshmsg : "closed by the host");
 		c->broken = code;
-		if (err != NULL)
-			err->cause = sshcode;
 	} else if (sftp_st > 0) {
 		switch (sftp_st) {
 		case SSH_FX_NO_SUCH_FILE:
@@ -426,17 +426,10 @@ conn_fail(struct host_conn *c, int code, int sftp_st, struct err *err,
 		}
 		err_set(err, code, "%s: SFTP: %s", what.data,
 		    sftp_status_text(sftp_st));
-		if (err != NULL)
-			err->cause = sftp_st == SSH_FX_PERMISSION_DENIED ?
-			    EACCES : sftp_st;
-	} else {
-		if (*sshmsg != '\0')
-			err_set(err, code, "%s: %s", what.data, sshmsg);
-		else
-			err_set(err, code, "%s", what.data);
-		if (err != NULL)
-			err->cause = sshcode;
-	}
+	} else if (*sshmsg != '\0')
+		err_set(err, code, "%s: %s", what.data, sshmsg);
+	else
+		err_set(err, code, "%s", what.data);
 	if (c->broken != 0)
 		wd_cut(&c->wd);
 	err_sethost(err, c->host);
@@ -1043,10 +1036,7 @@ configure(struct host_conn *c, const struct conn_params *p, struct err *err)
 			err_sethost(err, c->host);
 			return rc;
 		}
-		/* SSH_OPTIONS_IDENTITY puts it first in the list. */
-		if ((rc = set_opt(c, SSH_OPTIONS_IDENTITY, p->identity,
-		    "the identity", err)) != 0)
-			return rc;
+		/* authenticate() offers it first, on its own. */
 	}
 	if (c->host_timeout > 0 && c->host_timeout < timeout)
 		timeout = c->host_timeout;
@@ -1101,9 +1091,38 @@ method_names(int m, struct buf *b)
 			buf_addch(b, ',');
 		buf_addstr(b, names[i].name);
 	}
-	if (b->len == 0)
-		buf_addstr(b, "none");
 	return b->data;
+}
+
+/*
+ * Offers the inventory's key before anything else: libssh 0.10 ignores
+ * IdentitiesOnly and its automatic method offers every agent key first,
+ * so an agent with many keys would exhaust the host's MaxAuthTries before
+ * this one.  An encrypted key is skipped (the agent may hold it).
+ */
+static int
+auth_identity(struct host_conn *c, const char *path)
+{
+	ssh_key pub = NULL, priv = NULL;
+	char *pubpath = xasprintf("%s.pub", path);
+	int rc = SSH_AUTH_DENIED;
+
+	if (ssh_pki_import_pubkey_file(pubpath, &pub) == SSH_OK) {
+		rc = ssh_userauth_try_publickey(c->session, NULL, pub);
+		if (rc != SSH_AUTH_SUCCESS)
+			goto out;
+	}
+	if (ssh_pki_import_privkey_file(path, NULL, no_passphrase, NULL,
+	    &priv) != SSH_OK) {
+		rc = SSH_AUTH_DENIED;
+		goto out;
+	}
+	rc = ssh_userauth_publickey(c->session, NULL, priv);
+out:
+	ssh_key_free(pub);
+	ssh_key_free(priv);
+	free(pubpath);
+	return rc;
 }
 
 static int
@@ -1123,7 +1142,11 @@ authenticate(struct host_conn *c, const struct conn_params *p,
 	buf_addf(&c->what, "authenticating as '%s' to %s",
 	    user != NULL ? user : "?", c->target);
 
-	rc = ssh_userauth_publickey_auto(c->session, NULL, NULL);
+	rc = SSH_AUTH_DENIED;
+	if (p->identity != NULL)
+		rc = auth_identity(c, p->identity);
+	if (rc == SSH_AUTH_DENIED)
+		rc = ssh_userauth_publickey_auto(c->session, NULL, NULL);
 	if (rc == SSH_AUTH_SUCCESS) {
 		rc = 0;
 		goto out;
@@ -1136,7 +1159,8 @@ authenticate(struct host_conn *c, const struct conn_params *p,
 	if (rc == SSH_AUTH_PARTIAL) {
 		rc = err_set(err, ENVCTL_EAUTH, "authentication as '%s' "
 		    "needs a further method (%s) after publickey; envctl "
-		    "never prompts", user != NULL ? user : "?", methods.data);
+		    "never prompts", user != NULL ? user : "?",
+		    methods.len > 0 ? methods.data : "unknown");
 		goto out;
 	}
 	if (getenv("SSH_AUTH_SOCK") != NULL)
@@ -1148,10 +1172,12 @@ authenticate(struct host_conn *c, const struct conn_params *p,
 	}
 	buf_addstr(&tried, "the ssh_config IdentityFile and ~/.ssh/id_* "
 	    "keys");
+	/* No method list when no key was offered at all. */
 	rc = err_set(err, ENVCTL_EAUTH, "permission denied for '%s' on %s: "
 	    "no key was accepted (tried %s; publickey only, envctl never "
-	    "prompts for passwords or passphrases); the host accepts: %s",
-	    user != NULL ? user : "?", c->target, tried.data, methods.data);
+	    "prompts for passwords or passphrases)%s%s",
+	    user != NULL ? user : "?", c->target, tried.data,
+	    methods.len > 0 ? "; the host accepts: " : "", methods.data);
 out:
 	if (rc != 0)
 		err_sethost(err, c->host);

@@ -22,6 +22,8 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -46,6 +48,7 @@ struct thost {
 static char *base;		/* private temp dir */
 static char *fleetdir;		/* base/fleet */
 static char *stopped_file;	/* base/stopped: PIDs a test SIGSTOPped */
+static char *agents_file;	/* base/agents: ssh-agents a test started */
 static const char *skip_reason;	/* why the fleet cannot run here */
 
 /* Set in each test's process by the checked fixture. */
@@ -120,6 +123,22 @@ cont_stopped(void)
 	unlink(stopped_file);
 }
 
+/* Ends the ssh-agents tests started. */
+static void
+kill_agents(void)
+{
+	FILE *f;
+	int pid;
+
+	if (agents_file == NULL || (f = fopen(agents_file, "r")) == NULL)
+		return;
+	while (fscanf(f, "%d", &pid) == 1)
+		if (pid > 1)
+			kill(pid, SIGTERM);
+	fclose(f);
+	unlink(agents_file);
+}
+
 /* Stops pid with SIGSTOP, remembering it for the teardowns. */
 static void
 stop_pid(int pid)
@@ -142,6 +161,7 @@ fleet_setup_once(void)
 	base = tu_mkdtemp();
 	fleetdir = xasprintf("%s/fleet", base);
 	stopped_file = xasprintf("%s/stopped", base);
+	agents_file = xasprintf("%s/agents", base);
 	if (geteuid() != 0) {
 		skip_reason = "needs root (mount namespaces, sshd)";
 		return;
@@ -160,12 +180,14 @@ static void
 fleet_teardown_once(void)
 {
 	cont_stopped();
+	kill_agents();
 	if (skip_reason == NULL)
 		run_fleet("stop", false);
 	tu_rmtree(base);
 	free(base);
 	free(fleetdir);
 	free(stopped_file);
+	free(agents_file);
 }
 
 static void
@@ -240,6 +262,7 @@ fleet_teardown(void)
 	if (skip_reason != NULL)
 		return;
 	cont_stopped();
+	kill_agents();
 	run_fleet("stop", false);
 	for (int i = 0; i < NHOSTS; i++) {
 		free(hosts[i].name);
@@ -402,7 +425,8 @@ descendants(int pid, int *out, int max)
 		nadded = 0;
 		ck_assert_ptr_nonnull(d = opendir("/proc"));
 		while ((de = readdir(d)) != NULL) {
-			if ((p = atoi(de->d_name)) <= 0)
+			p = (int)strtol(de->d_name, &rp, 10);
+			if (p <= 0 || *rp != '\0')
 				continue;
 			snprintf(path, sizeof(path), "/proc/%d/stat", p);
 			if ((f = fopen(path, "r")) == NULL)
@@ -1273,6 +1297,80 @@ START_TEST(test_wrong_key)
 }
 END_TEST
 
+/*
+ * An ssh-agent holding more keys than sshd's MaxAuthTries (6), none of
+ * them authorized: the inventory's key is offered first, so it still works.
+ */
+START_TEST(test_agent_many_keys)
+{
+	struct conn_params p;
+	struct host_conn *c = NULL;
+	struct err err = ENVCTL_ERR_INIT;
+	char *sock = xasprintf("%s/agent.sock", base), *keys[9], *env[3];
+	char *add_argv[12];
+	struct tu_run r;
+	FILE *f;
+	int i, fd;
+	pid_t pid;
+
+	REQUIRE_FLEET();
+	/* In the foreground (-D): a daemon would keep tu_run's pipes. */
+	if ((pid = fork()) == 0) {
+		fd = open("/dev/null", O_RDWR);
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execlp("ssh-agent", "ssh-agent", "-D", "-a", sock,
+		    (char *)NULL);
+		_exit(127);
+	}
+	ck_assert_int_gt(pid, 1);
+	ck_assert_ptr_nonnull(f = fopen(agents_file, "a"));
+	fprintf(f, "%d\n", (int)pid);
+	fclose(f);
+	for (i = 0; i < 250 && access(sock, F_OK) != 0; i++)
+		usleep(20000);
+	ck_assert_msg(access(sock, F_OK) == 0, "ssh-agent did not start");
+	add_argv[0] = "/usr/bin/ssh-add";
+	add_argv[1] = "-q";
+	for (i = 0; i < 8; i++) {
+		char *name = xasprintf("agentkey%d", i);
+
+		free(other_key(name, "ed25519"));
+		keys[i] = xasprintf("%s/%s", base, name);
+		add_argv[2 + i] = keys[i];
+		free(name);
+	}
+	add_argv[10] = NULL;
+	env[0] = xasprintf("SSH_AUTH_SOCK=%s", sock);
+	env[1] = "PATH=/usr/bin:/bin";
+	env[2] = NULL;
+	tu_run(&r, add_argv, env, NULL, 0);
+	ck_assert_msg(r.status == 0, "ssh-add: %s", r.errout);
+	tu_run_free(&r);
+	setenv("SSH_AUTH_SOCK", sock, 1);
+
+	/* Without the inventory's key: the agent's keys, then refused. */
+	params_for(&p, 0);
+	p.identity = NULL;
+	ck_assert_int_ne(conn_open(&c, &p, &err), 0);
+	ck_assert_ptr_null(c);
+	err_release(&err);
+	/* With it: offered first, accepted. */
+	params_for(&p, 0);
+	c = must_open(&p);
+	conn_close(c);
+
+	unsetenv("SSH_AUTH_SOCK");
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	for (i = 0; i < 8; i++)
+		free(keys[i]);
+	free(env[0]);
+	free(sock);
+}
+END_TEST
+
 /* ------------------------------------------------------------- 9. upload */
 
 static void
@@ -1516,6 +1614,7 @@ main(void)
 	tcase_add_test(tc, test_stall_sftp);
 	tcase_add_test(tc, test_refused);
 	tcase_add_test(tc, test_wrong_key);
+	tcase_add_test(tc, test_agent_many_keys);
 	tcase_add_test(tc, test_upload);
 	tcase_add_test(tc, test_stderr_flood);
 	tcase_add_test(tc, test_threads);

@@ -28,7 +28,7 @@ tu_fixture(const char *name)
 {
 	const char *s = getenv("ENVCTL_FIXTURES");
 
-	return xasprintf("%s/%s", s != NULL ? s : "../shared/fixtures", name);
+	return xasprintf("%s/%s", s != NULL ? s : "tests/fixtures", name);
 }
 
 char *

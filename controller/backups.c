@@ -1,0 +1,131 @@
+/* backups.c - a host's backups of its managed file (see backups.h). */
+#include "backups.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/proto.h"
+#include "common/xmalloc.h"
+#include "controller/agentlink.h"
+#include "controller/playbook.h"
+
+static char *
+member(const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s != NULL ? xstrdup(s) : NULL;
+}
+
+int
+backups_fetch(struct backup_list *bl, struct agentlink *l, const char *path,
+    const struct playbook *pb, struct err *err)
+{
+	json_t *req, *reply = NULL, *list, *e;
+	size_t i;
+	int r;
+
+	memset(bl, 0, sizeof(*bl));
+	req = json_pack("{s:s, s:i, s:s, s:{s:s}}", "op", "backups", "id", 3,
+	    "path", path, "backup", "dir", pb->backup_dir);
+	if ((r = agentlink_send(l, req, err)) != 0 ||
+	    (r = agentlink_recv(l, &reply, err)) != 0 ||
+	    (r = proto_reply_error(reply, err)) != 0)
+		goto out;
+	bl->real = member(reply, "real");
+	list = json_object_get(reply, "backups");
+	bl->v = xcalloc(json_array_size(list) + 1, sizeof(*bl->v));
+	json_array_foreach(list, i, e) {
+		struct backup_entry *b = &bl->v[bl->n];
+
+		if ((b->id = member(e, "id")) == NULL)
+			continue;
+		b->time = member(e, "time");
+		b->absent = json_is_true(json_object_get(e, "absent"));
+		b->size = (long)json_integer_value(json_object_get(e, "size"));
+		b->sha256 = member(e, "sha256");
+		b->mode = (unsigned)json_integer_value(json_object_get(e,
+		    "mode"));
+		b->owner = member(e, "owner");
+		b->group = member(e, "group");
+		b->playbook = member(e, "playbook");
+		b->controller = member(e, "controller");
+		bl->n++;
+	}
+out:
+	json_decref(req);
+	json_decref(reply);
+	return r;
+}
+
+const struct backup_entry *
+backups_pick(const struct backup_list *bl, const char *to,
+    const char *current_sha256)
+{
+	size_t i;
+
+	for (i = 0; i < bl->n; i++) {
+		const struct backup_entry *b = &bl->v[i];
+
+		if (strcmp(to, "latest") != 0) {
+			if (strcmp(b->id, to) == 0)
+				return b;
+			continue;
+		}
+		/* An absent backup differs from a present file, and back. */
+		if (b->absent != (current_sha256[0] == '\0'))
+			return b;
+		if (!b->absent && (b->sha256 == NULL ||
+		    strcmp(b->sha256, current_sha256) != 0))
+			return b;
+	}
+	return NULL;
+}
+
+void
+backups_text(struct buf *out, const struct backup_list *bl)
+{
+	size_t i;
+
+	for (i = 0; i < bl->n; i++) {
+		const struct backup_entry *b = &bl->v[i];
+
+		buf_addf(out, "    %-32s %s", b->id, b->time != NULL ?
+		    b->time : "?");
+		if (b->absent)
+			buf_addstr(out, "  (no file: rollback removes it)");
+		else
+			buf_addf(out, "  %6ld bytes  %04o %s:%s  sha256 %.12s",
+			    b->size, b->mode, b->owner != NULL ? b->owner :
+			    "?", b->group != NULL ? b->group : "?",
+			    b->sha256 != NULL ? b->sha256 : "?");
+		if (b->playbook != NULL)
+			buf_addf(out, "  %s", b->playbook);
+		if (b->controller != NULL)
+			buf_addf(out, " from %s", b->controller);
+		buf_addch(out, '\n');
+	}
+}
+
+void
+backup_list_release(struct backup_list *bl)
+{
+	size_t i;
+
+	for (i = 0; i < bl->n; i++) {
+		struct backup_entry *b = &bl->v[i];
+
+		free(b->id);
+		free(b->time);
+		free(b->sha256);
+		free(b->owner);
+		free(b->group);
+		free(b->playbook);
+		free(b->controller);
+	}
+	free(bl->v);
+	free(bl->real);
+	memset(bl, 0, sizeof(*bl));
+}

@@ -1,0 +1,52 @@
+/*
+ * backups.h - the backups a host keeps of its managed file.
+ *
+ * backups_fetch() asks the agent (on an open session) for the backups of
+ * one target, newest first, and keeps them as plain structs; backups_pick()
+ * chooses what rollback restores.  The agent writes and prunes backups
+ * during apply and rollback; the controller only reads this list.
+ */
+#ifndef ENVCTL_CONTROLLER_BACKUPS_H
+#define ENVCTL_CONTROLLER_BACKUPS_H
+
+#include <stddef.h>
+
+#include "common/err.h"
+
+struct agentlink;
+struct buf;
+struct playbook;
+
+struct backup_entry {
+	char		*id;
+	char		*time;
+	int		 absent;	/* the file did not exist then */
+	long		 size;
+	char		*sha256;
+	unsigned	 mode;
+	char		*owner, *group;
+	char		*playbook;
+	char		*controller;
+};
+
+struct backup_list {
+	struct backup_entry *v;		/* newest first */
+	size_t		 n;
+	char		*real;		/* the file they are backups of */
+};
+
+/* Fetches the list for path; ENVCTL_EREMOTE etc. from the agent. */
+int	backups_fetch(struct backup_list *bl, struct agentlink *l,
+	    const char *path, const struct playbook *pb, struct err *err);
+/*
+ * The backup rollback restores: the one named to, or for "latest" the
+ * newest whose bytes differ from the current file (current_sha256, "" when
+ * absent).  NULL when there is none.
+ */
+const struct backup_entry *backups_pick(const struct backup_list *bl,
+	    const char *to, const char *current_sha256);
+/* Appends one line per backup, indented. */
+void	backups_text(struct buf *out, const struct backup_list *bl);
+void	backup_list_release(struct backup_list *bl);
+
+#endif

@@ -1,0 +1,266 @@
+/*
+ * cmd_rollback.c - envctl rollback: put a backup back, through the same
+ * locked, compare-and-swap, backed-up, atomic path as apply.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/buf.h"
+#include "common/err.h"
+#include "common/xmalloc.h"
+#include "controller/agentlink.h"
+#include "controller/apply.h"
+#include "controller/backups.h"
+#include "controller/cmd.h"
+#include "controller/context.h"
+#include "controller/fleet.h"
+#include "controller/inventory.h"
+#include "controller/opts.h"
+#include "controller/output.h"
+#include "controller/plan.h"
+#include "controller/playbook.h"
+#include "controller/report.h"
+#include "controller/transport.h"
+
+static const char *const usage[] = {
+	"envctl rollback INVENTORY [--to ID|latest] [--yes] [-l LIMIT]",
+	NULL
+};
+
+struct job {
+	int		 used;		/* a backup was chosen */
+	struct backup_list bl;
+	struct err	 err;		/* listing or choosing failed */
+	char		*to;		/* the chosen backup's id */
+	struct apply_input in;
+	struct apply_result ar;
+};
+
+struct run {
+	const struct playbook *pb;
+	struct job	*jobs;		/* by inventory host */
+	size_t		 njobs;
+	const char	*to;
+	int		 yes;
+	struct apply_opts ao;
+	struct report_opts ro;
+};
+
+/* Lists the backups and chooses one; with --yes restores it too. */
+static void
+choose(void *arg, struct host_plan *hp, struct agentlink *l)
+{
+	struct run *r = arg;
+	struct job *j = &r->jobs[hp->host->index];
+	const struct backup_entry *b;
+
+	if (backups_fetch(&j->bl, l, hp->st.path, r->pb, &j->err) != 0) {
+		err_sethost(&j->err, hp->host->name);
+		return;
+	}
+	if ((b = backups_pick(&j->bl, r->to, hp->st.exists ? hp->st.sha256 :
+	    "")) == NULL) {
+		err_set(&j->err, ENVCTL_ENOTFOUND, strcmp(r->to, "latest") == 0 ?
+		    "no backup differs from the current file" :
+		    "no backup '%s' (see envctl backups)", r->to);
+		err_sethost(&j->err, hp->host->name);
+		return;
+	}
+	j->used = 1;
+	j->to = xstrdup(b->id);
+	j->in.path = hp->st.path;
+	j->in.expect_exists = hp->st.exists;
+	j->in.expect = hp->st.content.data;
+	j->in.expect_len = hp->st.content.len;
+	j->in.expect_sha256 = hp->st.sha256;
+	j->in.rollback_to = j->to;
+	j->in.d = &hp->d;
+	if (r->yes)
+		apply_on(&j->ar, l, hp->host, r->pb, &j->in, &r->ao);
+}
+
+static void
+print_host(void *arg, struct host_plan *hp)
+{
+	struct run *r = arg;
+	struct job *j = &r->jobs[hp->host->index];
+	struct buf b = ENVCTL_BUF_INIT;
+
+	if (!hp->have_state)
+		report_plan_host(&b, hp, &r->ro);
+	else if (j->err.code != 0)
+		err_format(&j->err, &b);
+	else if (r->yes)
+		report_apply_result(&b, &j->ar, &r->ro);
+	else
+		buf_addf(&b, "%s: restore %s over %s (%s)\n", hp->host->name,
+		    j->to, hp->st.real, hp->st.exists ? "present now" :
+		    "absent now");
+	out_write(b.data, b.len);
+	buf_release(&b);
+}
+
+static void
+job_run(void *arg, size_t i)
+{
+	struct run *r = arg;
+	struct job *j = &r->jobs[i];
+
+	if (j->used)
+		apply_host(&j->ar, j->ar.host, r->pb, &j->in, &r->ao);
+}
+
+static void
+job_done(void *arg, size_t i)
+{
+	struct run *r = arg;
+	struct buf b = ENVCTL_BUF_INIT;
+
+	if (!r->jobs[i].used)
+		return;
+	report_apply_result(&b, &r->jobs[i].ar, &r->ro);
+	out_write(b.data, b.len);
+	buf_release(&b);
+}
+
+static int
+confirm(size_t n)
+{
+	char line[64];
+
+	out_note("Roll back %zu host%s? [y/N] ", n, n == 1 ? "" : "s");
+	if (fgets(line, sizeof(line), stdin) == NULL)
+		return 0;
+	line[strcspn(line, "\r\n")] = '\0';
+	return strcmp(line, "y") == 0 || strcmp(line, "Y") == 0 ||
+	    strcmp(line, "yes") == 0;
+}
+
+int
+cmd_rollback(int argc, char **argv)
+{
+	struct fleet_args a;
+	struct opt opts[ENVCTL_FLEET_NOPTS + 4];
+	struct context ctx = { 0 };
+	struct agent_binary ab = { 0 };
+	struct agentlink_opts lo;
+	struct host_plan **hps = NULL;
+	struct plan_then then;
+	struct plan_counts c = { 0 };
+	struct fleet_job fj;
+	struct run r;
+	struct buf b = ENVCTL_BUF_INIT;
+	char host[256];
+	char **operands = xcalloc((size_t)argc, sizeof(char *));
+	const char *to = "latest";
+	size_t n = 0, i, chosen = 0, *idx = NULL;
+	int nops, code, yes = 0, lock_timeout = 30;
+
+	memset(&r, 0, sizeof(r));
+	cmd_fleet_options(opts, &a);
+	opts[ENVCTL_FLEET_NOPTS] = (struct opt){ 0, "to", ENVCTL_OPT_STRING,
+	    &to, "ID", "the backup to restore (default: latest, the newest "
+	    "that differs from the current file)", 0, 0 };
+	opts[ENVCTL_FLEET_NOPTS + 1] = (struct opt){ 'y', "yes",
+	    ENVCTL_OPT_FLAG, &yes, NULL, "roll back without asking", 0, 0 };
+	opts[ENVCTL_FLEET_NOPTS + 2] = (struct opt){ 0, "lock-timeout",
+	    ENVCTL_OPT_INT, &lock_timeout, "SECONDS",
+	    "wait this long for another envctl's lock (default 30)", 0,
+	    86400 };
+	opts[ENVCTL_FLEET_NOPTS + 3] = (struct opt)ENVCTL_OPT_END_ENTRY;
+	if (!cmd_parse(usage, opts, argc, argv, operands, &nops, 1, 1, &code))
+		goto out;
+	if ((r.ro.color = cmd_use_color(a.color, STDOUT_FILENO)) < 0) {
+		code = ENVCTL_EXIT_USAGE;
+		goto out;
+	}
+	if (!yes && !isatty(STDIN_FILENO)) {
+		out_note("envctl rollback: stdin is not a terminal to ask: add "
+		    "--yes\n");
+		code = ENVCTL_EXIT_USAGE;
+		goto out;
+	}
+	if ((code = cmd_load(&ctx, operands[0], &a)) != ENVCTL_EXIT_OK)
+		goto out;
+	if (gethostname(host, sizeof(host)) != 0)
+		snprintf(host, sizeof(host), "unknown");
+	host[sizeof(host) - 1] = '\0';
+	memset(&lo, 0, sizeof(lo));
+	lo.ssh_config = a.ssh_config;
+	lo.known_hosts = a.known_hosts;
+	lo.accept_new = a.accept_new;
+	lo.timeout = a.timeout;
+	lo.agent = &ab;
+	r.pb = ctx.pb;
+	r.to = to;
+	r.yes = yes;
+	r.ao.link = &lo;
+	r.ao.lock_timeout = lock_timeout;
+	r.ao.controller = host;
+	r.njobs = inventory_nhosts(ctx.inv);
+	r.jobs = xcalloc(r.njobs + 1, sizeof(*r.jobs));
+	then.fn = choose;
+	then.arg = &r;
+	code = cmd_run_plans(&ctx, operands[0], &a, &ab, &then, &hps, &n,
+	    print_host, &r);
+	if (code != ENVCTL_EXIT_OK)
+		goto out;
+	for (i = 0; i < r.njobs; i++)
+		if (r.jobs[i].used) {
+			r.jobs[i].ar.host = inventory_host(ctx.inv, i);
+			chosen++;
+		}
+	if (!yes && chosen > 0) {
+		if (!confirm(chosen)) {
+			out_note("envctl rollback: nothing changed\n");
+			goto count;
+		}
+		idx = xcalloc(r.njobs + 1, sizeof(*idx));
+		for (i = 0; i < r.njobs; i++)
+			idx[i] = i;
+		fj.job = job_run;
+		fj.done = job_done;
+		fj.progress = NULL;
+		fj.ctx = &r;
+		transport_init();
+		fleet_run(&fj, idx, r.njobs, a.forks);
+		transport_finish();
+	}
+count:
+	for (i = 0; i < n; i++) {
+		struct job *j = &r.jobs[hps[i]->host->index];
+
+		if (!hps[i]->have_state)
+			report_count(&c, hps[i]);
+		else if (j->err.code != 0)
+			c.failed++;
+		else if (j->ar.outcome == ENVCTL_OUT_CHANGED)
+			c.changed++;
+		else if (j->ar.outcome == ENVCTL_OUT_OK && j->ar.host != NULL &&
+		    (yes || idx != NULL))
+			c.ok++;
+		else if (yes || idx != NULL)
+			c.failed++;
+	}
+	report_summary(&b, &c, &r.ro);
+	out_write(b.data, b.len);
+	code = c.failed > 0 || c.unreachable > 0 ? ENVCTL_EXIT_FAIL :
+	    ENVCTL_EXIT_OK;
+out:
+	for (i = 0; i < r.njobs; i++) {
+		backup_list_release(&r.jobs[i].bl);
+		err_release(&r.jobs[i].err);
+		free(r.jobs[i].to);
+		apply_result_release(&r.jobs[i].ar);
+	}
+	free(r.jobs);
+	free(idx);
+	cmd_plans_free(hps, n);
+	agent_binary_release(&ab);
+	context_release(&ctx);
+	buf_release(&b);
+	free(operands);
+	return code;
+}
