@@ -455,8 +455,17 @@ restart(struct agentlink *l, const char *bootmsg, struct err *err)
 
 /* Turns how the agent ended into an error. */
 static int
-ended(int status, const char *errtext, struct err *err)
+ended(int status, const char *raw, struct err *err)
 {
+	char errtext[512];
+	size_t n;
+
+	/* One line: the remote stderr's first, without its newline. */
+	n = strcspn(raw, "\r\n");
+	if (n >= sizeof(errtext))
+		n = sizeof(errtext) - 1;
+	memcpy(errtext, raw, n);
+	errtext[n] = '\0';
 	if (strstr(errtext, "a password is required") != NULL ||
 	    strstr(errtext, "a terminal is required") != NULL)
 		return err_set(err, ENVCTL_EAUTH, "sudo wants a password "

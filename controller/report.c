@@ -415,8 +415,9 @@ report_plan_json(const struct host_plan *hp)
 	json_object_set_new(h, "target", t);
 	json_object_set_new(h, "interpreter", json_pack("{s:s, s:s}", "path",
 	    st->interp_path, "version", st->interp_version));
-	json_object_set_new(h, "agent", json_pack("{s:s, s:s}", "version",
-	    st->agent_version, "arch", st->arch));
+	json_object_set_new(h, "agent", json_pack("{s:s, s:s, s:o, s:o}",
+	    "version", st->agent_version, "arch", st->arch, "user",
+	    jstr_or_null(st->user), "hostname", jstr_or_null(st->hostname)));
 	json_object_set_new(h, "imported", jstr_or_null(st->imported));
 	json_object_set_new(h, "shadowed", json_boolean(st->shadowed));
 	json_object_set_new(h, "startup_error",

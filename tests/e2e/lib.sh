@@ -14,8 +14,7 @@ E2E_REPO=$(cd "$E2E_SRCDIR/../.." && pwd -P)
 E2E_NAME=$(basename "$0" .sh)
 FLEET_CMD=$E2E_SRCDIR/fleet
 if [ -z "${ENVCTL_FIXTURES:-}" ]; then
-	ENVCTL_FIXTURES=$(cd "$E2E_REPO/../shared/fixtures" 2>/dev/null && pwd -P) ||
-	    ENVCTL_FIXTURES=$E2E_REPO/../shared/fixtures
+	ENVCTL_FIXTURES=$E2E_REPO/tests/fixtures
 fi
 export ENVCTL_FIXTURES
 ENVCTL_BIN=${ENVCTL_BIN:-$E2E_REPO/build/envctl}
@@ -118,17 +117,25 @@ trap 'fail "interrupted (SIGINT)"; exit 130' INT
 trap 'fail "terminated (SIGTERM)"; exit 143' TERM
 trap 'fail "hangup (SIGHUP)"; exit 129' HUP
 
-# fleet_start N [--seed FILE]... [fleet start options]: start the scenario's
-# fleet in $FLEET_DIR on a free port range ($E2E_BASE_PORT to pin it), and
-# set FLEET_HOSTS (names, in order), FLEET_INVENTORY, FLEET_SSH_CONFIG,
-# FLEET_KNOWN_HOSTS, FLEET_KEY, FLEET_PYVER, FLEET_SITE (the path Python
-# imports on a host) and FLEET_ETC_SITE (the file that path links to).
+# fleet_start N [--seed FILE]... [--become-host NAME:nopasswd|password]...
+# [fleet start options]: start the scenario's fleet in $FLEET_DIR on a free
+# port range ($E2E_BASE_PORT to pin it), and set FLEET_HOSTS (names, in
+# order), FLEET_INVENTORY, FLEET_SSH_CONFIG, FLEET_KNOWN_HOSTS, FLEET_KEY,
+# FLEET_PYVER, FLEET_SITE (the path Python imports on a host),
+# FLEET_ETC_SITE (the file that path links to) and, with --become-host,
+# FLEET_OPS_USER, FLEET_OPS_UID and FLEET_OPS_HOME (the login user of those
+# hosts, its uid and gid, and its home as the hosts see it; else empty).
 fleet_start() {
-	local name port dir addr k v
+	local name port dir addr k v a
 	[ "$E2E_STARTED" = 0 ] || fatal "fleet_start: the fleet is already started"
 	[ $# -ge 1 ] || fatal "usage: fleet_start N [--seed FILE]..."
 	require_root
 	require ssh ssh-keygen unshare mount /usr/sbin/sshd /usr/bin/python3
+	for a in "$@"; do
+		case $a in --become-host | --become-host=*)
+			require /usr/bin/sudo /usr/sbin/visudo ;;
+		esac
+	done
 	E2E_STARTED=1
 	"$FLEET_CMD" start "$FLEET_DIR" "$1" \
 	    --base-port "${E2E_BASE_PORT:-auto}" "${@:2}" ||
@@ -146,13 +153,20 @@ fleet_start() {
 		_E2E_HDIR[$name]=$dir
 		: "$addr"
 	done <"$FLEET_DIR/hosts.tsv"
+	FLEET_OPS_USER='' FLEET_OPS_UID='' FLEET_OPS_HOME=''
 	while IFS='=' read -r k v; do
-		[ "$k" = FLEET_PYVER ] && FLEET_PYVER=$v
+		case $k in
+		FLEET_PYVER) FLEET_PYVER=$v ;;
+		FLEET_OPS_USER) FLEET_OPS_USER=$v ;;
+		FLEET_OPS_UID) FLEET_OPS_UID=$v ;;
+		FLEET_OPS_HOME) FLEET_OPS_HOME=$v ;;
+		esac
 	done <"$FLEET_DIR/fleet.env"
 	FLEET_SITE=/usr/lib/python$FLEET_PYVER/sitecustomize.py
 	FLEET_ETC_SITE=/etc/python$FLEET_PYVER/sitecustomize.py
 	export FLEET_DIR FLEET_INVENTORY FLEET_SSH_CONFIG FLEET_KNOWN_HOSTS \
-	    FLEET_KEY FLEET_PYVER FLEET_SITE FLEET_ETC_SITE
+	    FLEET_KEY FLEET_PYVER FLEET_SITE FLEET_ETC_SITE FLEET_OPS_USER \
+	    FLEET_OPS_UID FLEET_OPS_HOME
 }
 
 # fleet_stop: stop the fleet (any number of times; also runs on exit).
@@ -188,14 +202,41 @@ host_file() {
 	printf '%s/etc-python/sitecustomize.py\n' "${_E2E_HDIR[$1]}"
 }
 
+# host_become NAME: how the host's login user becomes root: nopasswd or
+# password for a --become-host host, nothing for one logged into as root.
+host_become() {
+	local m=
+	_e2e_host "$1" || return 1
+	[ -f "${_E2E_HDIR[$1]}/become" ] && m=$(<"${_E2E_HDIR[$1]}/become")
+	printf '%s\n' "$m"
+}
+
+# host_ops_home NAME: the real path of what a --become-host host sees as
+# $FLEET_OPS_HOME (the login user's home).
+host_ops_home() {
+	_e2e_host "$1" || return 1
+	printf '%s/home-ops\n' "${_E2E_HDIR[$1]}"
+}
+
 # host_ssh NAME CMD...: run CMD on the host with the OpenSSH client and the
-# fleet's ssh_config. The key exchange is curve25519 (what libssh uses too):
-# the default sntrup761 costs ~0.1 s of CPU per login on each side.
+# fleet's ssh_config (as root, or as $FLEET_OPS_USER on a --become-host
+# host). The key exchange is curve25519 (what libssh uses too): the default
+# sntrup761 costs ~0.1 s of CPU per login on each side.
 host_ssh() {
 	local name=$1
 	shift
 	_e2e_host "$name" || return 255
 	ssh -F "$FLEET_SSH_CONFIG" -o KexAlgorithms=curve25519-sha256 "$name" "$@"
+}
+
+# host_ssh_as USER NAME CMD...: host_ssh as USER (root logins work on every
+# host, --become-host ones too).
+host_ssh_as() {
+	local user=$1 name=$2
+	shift 2
+	_e2e_host "$name" || return 255
+	ssh -F "$FLEET_SSH_CONFIG" -o KexAlgorithms=curve25519-sha256 \
+	    -l "$user" "$name" "$@"
 }
 
 # sha256 FILE: the SHA-256 of FILE, hex; "missing" when it does not exist.
