@@ -64,9 +64,13 @@ TEST_BIN = $(TEST_SRC:tests/unit/%.c=$(B)/tests/%)
 TEST_HELPERS = $(B)/tests/testutil.o
 
 AGENT_OBJ = $(AGENT_SRC:%.c=$(B)/%.o)
+FAULTS_OBJ = $(AGENT_SRC:%.c=$(B)/faults/%.o)
 
 ENVCTL = $(B)/envctl
 AGENT = $(B)/envctl-agent
+# The same agent with the test-only fault points (kill at each apply step)
+# compiled in; never installed, never shipped to real hosts.
+AGENT_FAULTS = $(B)/envctl-agent-faults
 
 # The agent is shipped to hosts, so it is static (glibc and jansson linked
 # in); sanitizer runtimes cannot be static, so that build is dynamic.
@@ -84,6 +88,10 @@ $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(CTL_CFLAGS) -c -o $@ $<
 
+$(B)/faults/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -DENVCTL_FAULTS $(CTL_CFLAGS) -c -o $@ $<
+
 $(B)/tests/%.o: tests/unit/%.c
 	@mkdir -p $(dir $@)
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(CTL_CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
@@ -100,6 +108,9 @@ $(ENVCTL): $(B)/controller/main.o $(B)/libcontroller.a $(B)/libcommon.a
 $(AGENT): $(AGENT_OBJ) $(B)/libcommon.a
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) $(AGENT_LDFLAGS) -o $@ $^ $(AGENT_LIBS)
 
+$(AGENT_FAULTS): $(FAULTS_OBJ) $(B)/libcommon.a
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) $(AGENT_LDFLAGS) -o $@ $^ $(AGENT_LIBS)
+
 $(B)/tests/check_%: $(B)/tests/check_%.o $(TEST_HELPERS) \
     $(B)/libcontroller.a $(B)/libcommon.a
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(CTL_LIBS) $(CHECK_LIBS)
@@ -107,15 +118,16 @@ $(B)/tests/check_%: $(B)/tests/check_%.o $(TEST_HELPERS) \
 # Unit tests find fixtures and the built program through these.
 TEST_ENV = ENVCTL_SRCDIR=$(CURDIR) ENVCTL_BIN=$(CURDIR)/$(ENVCTL) \
 	ENVCTL_AGENT=$(CURDIR)/$(AGENT) \
+	ENVCTL_AGENT_FAULTS=$(CURDIR)/$(AGENT_FAULTS) \
 	ENVCTL_PLAYBOOK_PATH=$(CURDIR)/playbooks \
 	ENVCTL_FIXTURES=$(CURDIR)/tests/fixtures \
 	CK_DEFAULT_TIMEOUT=60
 
-check-unit: all $(TEST_BIN)
+check-unit: all $(AGENT_FAULTS) $(TEST_BIN)
 	$(Q)$(TEST_ENV) sh tests/run-unit $(TEST_BIN)
 
 # End-to-end scenarios against real sshd test hosts (needs root).
-check-e2e: all
+check-e2e: all $(AGENT_FAULTS)
 	$(Q)$(TEST_ENV) tests/e2e/run
 
 # Runs the suites without linking envctl, e.g. one module on its own:

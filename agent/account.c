@@ -10,10 +10,13 @@
 
 /*
  * Looks up id in a passwd(5) or group(5) file: name is field 1, the id
- * field 3.  Returns the name, or NULL when no line has that id.
+ * field 3.  Returns the name, or NULL when no line has that id.  With
+ * want_name set it goes the other way: the id of the line named want_name
+ * lands in *idp and the name comes back.
  */
 static char *
-lookup(const char *file, unsigned long id)
+lookup(const char *file, unsigned long id, const char *want_name,
+    unsigned long *idp)
 {
 	struct buf b;
 	char *line, *end, *name = NULL, *f2, *f3, *num_end;
@@ -32,9 +35,15 @@ lookup(const char *file, unsigned long id)
 		errno = 0;
 		v = strtoul(f3 + 1, &num_end, 10);
 		if (errno != 0 || num_end == f3 + 1 || *num_end != ':' ||
-		    f3[1] == '-' || v != id)
+		    f3[1] == '-')
+			continue;
+		if (want_name != NULL ? strlen(want_name) !=
+		    (size_t)(f2 - line) || memcmp(line, want_name,
+		    (size_t)(f2 - line)) != 0 : v != id)
 			continue;
 		name = xstrndup(line, (size_t)(f2 - line));
+		if (idp != NULL)
+			*idp = v;
 		break;
 	}
 out:
@@ -45,7 +54,7 @@ out:
 char *
 account_user(uid_t uid)
 {
-	char *name = lookup("/etc/passwd", (unsigned long)uid);
+	char *name = lookup("/etc/passwd", (unsigned long)uid, NULL, NULL);
 
 	return name != NULL ? name : xasprintf("%lu", (unsigned long)uid);
 }
@@ -53,7 +62,53 @@ account_user(uid_t uid)
 char *
 account_group(gid_t gid)
 {
-	char *name = lookup("/etc/group", (unsigned long)gid);
+	char *name = lookup("/etc/group", (unsigned long)gid, NULL, NULL);
 
 	return name != NULL ? name : xasprintf("%lu", (unsigned long)gid);
+}
+
+/* The id of name in file, else name as a decimal number; -1 when neither
+ * (chown(1)'s order). */
+static int
+lookup_id(unsigned long *out, const char *file, const char *name)
+{
+	char *end, *found;
+	unsigned long v;
+
+	if (name[0] == '\0')
+		return -1;
+	if ((found = lookup(file, 0, name, out)) != NULL) {
+		free(found);
+		return 0;
+	}
+	if (name[0] < '0' || name[0] > '9')
+		return -1;
+	errno = 0;
+	v = strtoul(name, &end, 10);
+	if (errno != 0 || *end != '\0' || v >= 0xffffffffUL)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int
+account_uid(uid_t *out, const char *name)
+{
+	unsigned long v;
+
+	if (lookup_id(&v, "/etc/passwd", name) != 0)
+		return -1;
+	*out = (uid_t)v;
+	return 0;
+}
+
+int
+account_gid(gid_t *out, const char *name)
+{
+	unsigned long v;
+
+	if (lookup_id(&v, "/etc/group", name) != 0)
+		return -1;
+	*out = (gid_t)v;
+	return 0;
 }

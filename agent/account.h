@@ -4,7 +4,8 @@
  * The agent is a static binary, and static glibc must not load NSS modules,
  * so getpwuid() is off limits: these parse the files directly (each read
  * capped at ENVCTL_ACCOUNT_MAX).  An id the files do not name (or a file
- * that cannot be read) comes back as its decimal number.  Names from
+ * that cannot be read) comes back as its decimal number, and the reverse
+ * lookups take a decimal number for a name no file holds.  Names from
  * LDAP or sssd are not seen.  Results are heap strings the caller frees.
  */
 #ifndef ENVCTL_AGENT_ACCOUNT_H
@@ -18,5 +19,10 @@
 char	*account_user(uid_t uid);
 /* The name of gid in /etc/group, or "GID"; the caller frees it. */
 char	*account_group(gid_t gid);
+/* The uid a user name (or a decimal number) stands for: 0, or -1 when the
+ * name is not in /etc/passwd. */
+int	 account_uid(uid_t *out, const char *name);
+/* The gid a group name (or a decimal number) stands for: 0, or -1. */
+int	 account_gid(gid_t *out, const char *name);
 
 #endif

@@ -11,6 +11,8 @@
 #include "common/err.h"
 #include "common/proto.h"
 #include "common/xmalloc.h"
+#include "op_apply.h"
+#include "op_backups.h"
 #include "op_read.h"
 
 #ifndef ENVCTL_VERSION
@@ -29,6 +31,9 @@ static int	op_hello(json_t *, const json_t *, const struct agent_ctx *,
 static const struct op ops[] = {
 	{ "hello",	op_hello },
 	{ "read",	op_read },
+	{ "apply",	op_apply },
+	{ "backups",	op_backups },
+	{ "rollback",	op_rollback },
 	{ NULL,		NULL },
 };
 

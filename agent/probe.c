@@ -196,13 +196,19 @@ probe_run(struct probe *p, const struct probe_args *a, struct err *err)
 {
 	struct child_spec spec;
 	struct child_result res;
-	char **argv, *env[] = { "PATH=" ENVCTL_PROBE_PATH, NULL }, *tail;
+	char **argv, **env, *tail;
 	const char *rep;
-	size_t i;
+	size_t i, n = 0;
 	int r;
 
 	memset(p, 0, sizeof(*p));
 	buf_init(&p->errtext, 0);
+	while (a->env_extra != NULL && a->env_extra[n] != NULL)
+		n++;
+	env = xcalloc(n + 2, sizeof(*env));
+	env[0] = "PATH=" ENVCTL_PROBE_PATH;
+	for (i = 0; i < n; i++)
+		env[1 + i] = a->env_extra[i];
 	argv = xcalloc(a->nnames + 4, sizeof(*argv));
 	argv[0] = (char *)a->interp;
 	argv[1] = "-c";
@@ -251,6 +257,7 @@ probe_run(struct probe *p, const struct probe_args *a, struct err *err)
 out:
 	child_result_release(&res);
 	free(argv);
+	free(env);
 	return r;
 }
 

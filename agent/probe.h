@@ -2,7 +2,8 @@
  * probe.h - what an interpreter does at start-up, learnt from one run.
  *
  * probe_run() runs `INTERP -c SCRIPT NAME...` once with a clean environment
- * (ENVCTL_PROBE_PATH only), from /, stdin on /dev/null, so that site
+ * (ENVCTL_PROBE_PATH only, plus what the caller adds: apply validates a
+ * candidate with PYTHONPATH), from /, stdin on /dev/null, so that site
  * initialisation runs as for a fresh service.  The script reports, after
  * the last ENVCTL_PROBE_MARKER line on stdout, the interpreter, the
  * sitecustomize it imports and the values of the named variables; Python's
@@ -30,6 +31,7 @@ struct probe_args {
 	const char	*interp;	/* a command name or absolute path */
 	char *const	*names;		/* variables to report */
 	size_t		 nnames;
+	char *const	*env_extra;	/* NULL, or "NAME=value"s, NULL */
 	int		 timeout_ms;
 	const volatile sig_atomic_t *stop;	/* see child.h */
 	const sigset_t	*waitmask;

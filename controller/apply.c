@@ -43,6 +43,8 @@ request(const struct host *h, const struct playbook *pb,
 	    "playbook", pb->name, "controller", o->controller,
 	    "lock_timeout_ms", o->lock_timeout * 1000,
 	    "timeout_ms", o->link->timeout * 1000);
+	json_object_set_new(req, "sha256_old", in->expect_exists ?
+	    json_string(in->expect_sha256) : json_null());
 	if (rollback) {
 		json_object_set_new(req, "to", json_string(in->rollback_to));
 		return req;
@@ -52,8 +54,6 @@ request(const struct host *h, const struct playbook *pb,
 		json_object_set_new(vars, in->d->vars[i].name,
 		    json_string(in->d->vars[i].value));
 	json_object_set_new(req, "data", b64(in->data, in->len));
-	json_object_set_new(req, "sha256_old", in->expect_exists ?
-	    json_string(in->expect_sha256) : json_null());
 	json_object_set_new(req, "sha256_new", json_string(in->sha256));
 	json_object_set_new(req, "vars", vars);
 	json_object_set_new(req, "create", json_pack("{s:i, s:s, s:s}",

@@ -17,6 +17,12 @@ struct command {
 static const struct command commands[] = {
 	{ "plan", cmd_plan,
 	    "read every host, show what apply would change" },
+	{ "apply", cmd_apply,
+	    "change the hosts that need it: atomic, backed up, verified" },
+	{ "rollback", cmd_rollback,
+	    "put a backup back (atomic, verified, itself backed up)" },
+	{ "backups", cmd_backups,
+	    "list the backups each host keeps" },
 	{ "facts", cmd_facts,
 	    "interpreter, sitecustomize path and effective values per host" },
 	{ "check", cmd_check,
@@ -55,6 +61,10 @@ usage(int to_stderr)
 	    "what would change, host by host\n"
 	    "    envctl plan hosts.yaml -l gpu -o p.json "
 	    "save the plan of group gpu\n"
+	    "    envctl apply hosts.yaml --yes           "
+	    "change them (no question asked)\n"
+	    "    envctl apply p.json                     "
+	    "apply exactly a saved plan\n"
 	    "    envctl check hosts.yaml                 "
 	    "validate everything, offline\n"
 	    "    envctl render hosts.yaml --host gpu-01  "

@@ -287,10 +287,12 @@ report_apply_result(struct buf *b, const struct apply_result *ar,
 
 	buf_addf(b, "%s%s%s: %s", ro->color ? "\033[1m" : "", ar->host->name,
 	    ro->color ? "\033[m" : "", outcome_name(ar->outcome));
-	if (ar->backup_id != NULL)
-		buf_addf(b, " (backup %s)", ar->backup_id);
 	if (ar->restored_id != NULL)
-		buf_addf(b, " (restored %s)", ar->restored_id);
+		buf_addf(b, " (restored %s; the replaced file is backup %s)",
+		    ar->restored_id, ar->backup_id != NULL ? ar->backup_id :
+		    "-");
+	else if (ar->backup_id != NULL)
+		buf_addf(b, " (backup %s)", ar->backup_id);
 	if (ar->err.code != 0) {
 		err_format(&ar->err, &e);
 		msg = e.data;

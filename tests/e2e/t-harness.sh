@@ -19,7 +19,8 @@ done
 pyver=$(/usr/bin/python3 -I -S -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 REAL_SITE=/etc/python$pyver/sitecustomize.py
 REAL_PYC=/usr/lib/python$pyver/__pycache__/sitecustomize.cpython-${pyver/./}.pyc
-REAL_PATHS=("$REAL_SITE" "$REAL_PYC" /var/lib/envctl /var/backups/envctl
+REAL_DIST=/usr/local/lib/python$pyver/dist-packages/sitecustomize.py
+REAL_PATHS=("$REAL_SITE" "$REAL_PYC" "$REAL_DIST" /var/lib/envctl /var/backups/envctl
     /run/lock/envctl /root/.cache/e2e-mark /var/log/wtmp /var/log/lastlog)
 real_state() {
 	local p
@@ -98,6 +99,12 @@ host_ssh gpu-03 "cd /etc/python$pyver && cp -p sitecustomize.py .e2e.tmp && echo
 assert_eq "$(tail -n 1 "$(host_file gpu-03)")" "# e2e: renamed" \
     "gpu-03's file replaced by rename, seen from outside"
 assert_eq "$(host_hash gpu-01)" "$(sha256 "$BROKEN")" "gpu-01 untouched"
+# A sitecustomize.py created in site-packages stays inside the host too.
+host_ssh gpu-02 "echo '# e2e' >$REAL_DIST"
+assert_eq "$(host_ssh gpu-02 "cat $REAL_DIST")" "# e2e" "gpu-02 sees its own $REAL_DIST"
+[ -e "$REAL_DIST" ] && fail "a host's write reached this machine's $REAL_DIST"
+assert_eq "$(host_ssh gpu-01 "cat $REAL_DIST 2>&1 >/dev/null | grep -c 'No such file'")" 1 \
+    "gpu-01 does not see gpu-02's $REAL_DIST"
 assert_eq "$(sha256 "$REAL_SITE")" "$(grep "^$REAL_SITE " "$E2E_TMP/real.before" | cut -d' ' -f2)" \
     "this machine's $REAL_SITE"
 

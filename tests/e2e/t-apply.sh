@@ -1,0 +1,126 @@
+#!/bin/bash
+# t-apply.sh - envctl apply, backups and rollback against real sshd hosts:
+# the broken seed converges and Python proves it; the symlink stays a
+# symlink; the backup is the old file byte for byte; a second apply is a
+# no-op; a saved plan refuses a host whose file changed since; rollback
+# restores bytes and removes what apply created; no temp file is left.
+
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+require python3 sha256sum stat
+
+BROKEN=$ENVCTL_FIXTURES/seed-broken.sitecustomize.py
+DEFAULT=$ENVCTL_FIXTURES/debian-default.sitecustomize.py
+RIGHT=$E2E_TMP/right.py
+printf 'all:\n  hosts:\n    x:\n' >"$E2E_TMP/one.yaml"
+"$ENVCTL_BIN" render "$E2E_TMP/one.yaml" --host x >"$RIGHT" ||
+    fatal "render of the desired file failed"
+
+fleet_start 3 --seed "$BROKEN" --seed "$DEFAULT" --seed "$RIGHT"
+E=("$ENVCTL_BIN")
+KH=(--known-hosts "$FLEET_KNOWN_HOSTS" --color never)
+INV=$FLEET_INVENTORY
+
+backups_of() {
+	local d
+	d=$(host_dir "$1")/var-backups-envctl/etc/python$FLEET_PYVER/sitecustomize.py
+	[ -d "$d" ] || return 0
+	find "$d" -maxdepth 1 -type f ! -name '*.json' | sort
+}
+
+no_temp_files() {
+	local h left
+	for h in "${FLEET_HOSTS[@]}"; do
+		left=$(find "$(host_dir "$h")/etc-python" -mindepth 1 ! -name sitecustomize.py)
+		assert_eq "$left" "" "$h: temp files left beside sitecustomize.py"
+	done
+}
+
+# --- without --yes and without a terminal, apply refuses ----------------
+out=$("${E[@]}" apply "$INV" "${KH[@]}" </dev/null 2>&1)
+assert_eq "$?" 64 "apply without --yes, no terminal"
+assert_contains "$out" "add --yes" "apply explains --yes"
+assert_eq "$(host_hash gpu-01)" "$(sha256 "$BROKEN")" "refused apply changed nothing"
+
+# --- apply converges the broken host -------------------------------------
+mode_before=$(stat -c '%a %U:%G' "$(host_file gpu-01)")
+out=$("${E[@]}" apply "$INV" "${KH[@]}" --yes 2>&1)
+rc=$?
+note "$out"
+assert_eq "$rc" 0 "apply exit status"
+assert_contains "$out" "gpu-01: changed (backup " "gpu-01 changed with a backup"
+assert_contains "$out" "gpu-02: changed" "gpu-02 changed"
+assert_contains "$out" "gpu-03: ok" "gpu-03 untouched"
+assert_contains "$out" "2 changed, 1 in sync" "apply summary"
+assert_eq "$(host_hash gpu-01)" "$(sha256 "$RIGHT")" "gpu-01 has the desired file"
+assert_eq "$(stat -c '%a %U:%G' "$(host_file gpu-01)")" "$mode_before" "mode and owner kept"
+link=$(host_ssh gpu-01 "readlink $FLEET_SITE")
+assert_eq "$link" "$FLEET_ETC_SITE" "the symlink is still a symlink"
+py=$(host_ssh gpu-01 "env -i PATH=/usr/bin:/bin /usr/bin/python3 -c 'import os
+for k in \"CUDA_HOME TRITON_PTXAS_PATH NCCL_PROTO NCCL_ALGO NCCL_P2P_LEVEL NCCL_MAX_NCHANNELS NCCL_BUFFSIZE NCCL_NTHREADS\".split(): print(k, os.environ.get(k))'" 2>"$E2E_TMP/pyerr")
+assert_eq "$(cat "$E2E_TMP/pyerr")" "" "fresh python3 on gpu-01 prints nothing on stderr"
+assert_eq "$(words "$py")" "CUDA_HOME /usr/local/cuda-13.0 TRITON_PTXAS_PATH /usr/local/cuda-13.0/bin/ptxas NCCL_PROTO LL NCCL_ALGO Ring NCCL_P2P_LEVEL SYS NCCL_MAX_NCHANNELS 16 NCCL_BUFFSIZE 16777216 NCCL_NTHREADS 512" \
+    "all eight variables in effect on gpu-01"
+b=$(backups_of gpu-01)
+assert_eq "$(printf '%s\n' "$b" | grep -c .)" 1 "gpu-01: one backup"
+assert_eq "$(sha256 "$b")" "$(sha256 "$BROKEN")" "backup is the seed byte for byte"
+assert_eq "$(stat -c %a "$b")" 600 "backup mode"
+no_temp_files
+
+# --- a second apply changes nothing and writes no backup -----------------
+out=$("${E[@]}" apply "$INV" "${KH[@]}" --yes 2>&1)
+assert_eq "$?" 0 "second apply exit status"
+assert_contains "$out" "
+3 in sync" "second apply: all in sync"
+assert_eq "$(backups_of gpu-01 | grep -c .)" 1 "no new backup"
+"${E[@]}" plan "$INV" "${KH[@]}" >/dev/null
+assert_eq "$?" 0 "plan after apply: in sync"
+
+# --- a saved plan refuses a host whose file changed since ----------------
+cp "$BROKEN" "$(host_file gpu-01)"
+cp "$BROKEN" "$(host_file gpu-03)"
+"${E[@]}" plan "$INV" "${KH[@]}" -o "$E2E_TMP/p.json" >/dev/null
+assert_eq "$?" 2 "plan -o with changes"
+printf '# edited by hand\n' >>"$(host_file gpu-03)"
+edited=$(host_hash gpu-03)
+out=$("${E[@]}" apply "$E2E_TMP/p.json" --known-hosts "$FLEET_KNOWN_HOSTS" --color never 2>&1)
+assert_eq "$?" 1 "apply PLANFILE with a refused host"
+assert_contains "$out" "gpu-01: changed" "plan file: gpu-01 applied"
+assert_contains "$out" "gpu-03: failed" "plan file: gpu-03 refused"
+assert_contains "$out" "changed since" "plan file: the reason"
+assert_eq "$(host_hash gpu-01)" "$(sha256 "$RIGHT")" "plan file: gpu-01 converged"
+assert_eq "$(host_hash gpu-03)" "$edited" "plan file: gpu-03 untouched"
+
+# --- a plan made from another inventory is refused as a whole ------------
+printf '\n' >>"$INV"
+out=$("${E[@]}" apply "$E2E_TMP/p.json" --known-hosts "$FLEET_KNOWN_HOSTS" 2>&1)
+assert_eq "$?" 1 "apply of a stale plan"
+assert_contains "$out" "changed since the plan was made" "stale plan: reason"
+
+# --- backups and rollback ------------------------------------------------
+out=$("${E[@]}" backups "$INV" "${KH[@]}" -l gpu-01 2>&1)
+assert_eq "$?" 0 "backups exit status"
+assert_contains "$out" "gpu-01: 2 backups of $FLEET_ETC_SITE" "backups lists two"
+out=$("${E[@]}" rollback "$INV" "${KH[@]}" -l gpu-01 --yes 2>&1)
+assert_eq "$?" 0 "rollback exit status"
+assert_contains "$out" "gpu-01: changed (restored " "rollback restored a backup"
+assert_contains "$out" "TypeError: str expected, not ellipsis" "rollback reports the restored file raises"
+assert_eq "$(host_hash gpu-01)" "$(sha256 "$BROKEN")" "rollback restored the bytes"
+assert_eq "$(stat -c '%a %U:%G' "$(host_file gpu-01)")" "$mode_before" "rollback: mode and owner"
+
+# --- apply creates a missing file; rollback removes it --------------------
+# Wherever the host's python3 then imports it from (the dangling Debian
+# link's target, or site-packages), it is checked through the host itself.
+rm -f "$(host_file gpu-02)"
+out=$("${E[@]}" apply "$INV" "${KH[@]}" -l gpu-02 --yes 2>&1)
+assert_eq "$?" 0 "apply creating the file"
+origin=$(host_ssh gpu-02 "/usr/bin/python3 -c 'import importlib.util as u; print(u.find_spec(\"sitecustomize\").origin)'")
+note "created file imported from $origin"
+assert_eq "$(host_ssh gpu-02 "sha256sum <$origin" | cut -d' ' -f1)" "$(sha256 "$RIGHT")" "created file content"
+assert_eq "$(host_ssh gpu-02 "stat -L -c '%a %U:%G' $origin")" "644 root:root" "created file mode"
+out=$("${E[@]}" rollback "$INV" "${KH[@]}" -l gpu-02 --yes 2>&1)
+assert_eq "$?" 0 "rollback of a created file"
+assert_eq "$(host_ssh gpu-02 "test -e $origin && echo present || echo gone")" gone \
+    "rollback removed the created file"
+no_temp_files
