@@ -132,7 +132,7 @@ check-e2e: all $(AGENT_FAULTS)
 
 # Runs the suites without linking envctl, e.g. one module on its own:
 #   make B=build/x CTL_SRC=controller/diff.c TEST_SRC=tests/unit/check_diff.c check-only
-check-only: $(TEST_BIN)
+check-only: $(TEST_BIN) $(if $(AGENT_SRC),$(AGENT_FAULTS))
 	$(Q)$(TEST_ENV) sh tests/run-unit $(TEST_BIN)
 
 check: lint-layers lint-man

@@ -128,8 +128,11 @@ parse_req(struct read_req *rq, const json_t *req, struct err *err)
 }
 
 /*
- * The file a path: auto read manages: the one the interpreter imports, or,
- * when it imports none, sitecustomize.py in the first site-packages
+ * The file a path: auto read manages: the one the interpreter imports; when
+ * it imports none, a sitecustomize.py symlink on sys.path whose target is
+ * missing (Debian's /usr/lib/python3.X one after /etc/python3.X's file was
+ * removed: apply recreates the target, the link stays); else
+ * sitecustomize.py in the first site-packages
  * directory that exists (site only puts existing ones on sys.path), else
  * in the first one named.
  */
@@ -147,6 +150,11 @@ auto_path(char **out, const char **source, const struct probe *p,
 			    "sitecustomize from '%s', not from a file",
 			    interp, p->origin);
 		*out = xstrdup(p->origin);
+		*source = "auto";
+		return 0;
+	}
+	if (p->dangling != NULL && p->dangling[0] == '/') {
+		*out = xstrdup(p->dangling);
 		*source = "auto";
 		return 0;
 	}

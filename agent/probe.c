@@ -49,6 +49,13 @@ static const char script[] =
     "        origin = s.origin if s is not None else None\n"
     "    except Exception:\n"
     "        origin = None\n"
+    "    dangling = None\n"
+    "    if origin is None:\n"
+    "        for d in sys.path:\n"
+    "            c = os.path.join(d, 'sitecustomize.py')\n"
+    "            if d and os.path.islink(c) and not os.path.exists(c):\n"
+    "                dangling = c\n"
+    "                break\n"
     "    try:\n"
     "        sp = site.getsitepackages()\n"
     "    except Exception:\n"
@@ -56,6 +63,7 @@ static const char script[] =
     "    r = ['{\"executable\":', q(sys.executable),\n"
     "         ',\"version\":', q(sys.version.split()[0]),\n"
     "         ',\"origin\":', q(origin),\n"
+    "         ',\"dangling\":', q(dangling),\n"
     "         ',\"imported\":', q(getattr(sys.modules.get('sitecustomize'),\n"
     "                                      '__file__', None)),\n"
     "         ',\"site_packages\":[', ','.join(q(p) for p in sp),\n"
@@ -169,6 +177,7 @@ parse_report(struct probe *p, const char *name, const char *s, size_t len,
 	p->executable = get_str(o, "executable", &bad);
 	p->version = get_str(o, "version", &bad);
 	p->origin = get_str(o, "origin", &bad);
+	p->dangling = get_str(o, "dangling", &bad);
 	p->imported = get_str(o, "imported", &bad);
 	v = json_object_get(o, "site_packages");
 	if (json_is_array(v)) {
@@ -267,6 +276,7 @@ probe_release(struct probe *p)
 	free(p->executable);
 	free(p->version);
 	free(p->origin);
+	free(p->dangling);
 	free(p->imported);
 	json_decref(p->site_packages);
 	json_decref(p->values);

@@ -41,6 +41,8 @@ struct probe {
 	char	*executable;	/* sys.executable */
 	char	*version;	/* "3.11.2" */
 	char	*origin;	/* find_spec("sitecustomize").origin */
+	char	*dangling;	/* no origin: a sitecustomize.py symlink on
+				   sys.path whose target is missing */
 	char	*imported;	/* sitecustomize.__file__, NULL: failed */
 	json_t	*site_packages;	/* site.getsitepackages() */
 	json_t	*values;	/* name -> string or null, in order */

@@ -522,6 +522,12 @@ cmd_apply(int argc, char **argv)
 	lo.known_hosts = a.known_hosts;
 	lo.accept_new = a.accept_new;
 	lo.timeout = a.timeout;
+	/*
+	 * The agent may wait lock_timeout for the lock, then run the
+	 * interpreter twice: the session must outlast that.
+	 */
+	if (lo.timeout < lock_timeout + 10)
+		lo.timeout = lock_timeout + 10;
 	if ((plan = load_planfile(operands[0])) != NULL) {
 		struct agent_binary ab;
 		struct err err = ENVCTL_ERR_INIT;

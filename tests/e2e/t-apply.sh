@@ -117,6 +117,9 @@ out=$("${E[@]}" apply "$INV" "${KH[@]}" -l gpu-02 --yes 2>&1)
 assert_eq "$?" 0 "apply creating the file"
 origin=$(host_ssh gpu-02 "/usr/bin/python3 -c 'import importlib.util as u; print(u.find_spec(\"sitecustomize\").origin)'")
 note "created file imported from $origin"
+# Debian's link was left dangling: its target is what gets recreated.
+assert_eq "$origin" "$FLEET_SITE" "the dangling link is the file managed"
+assert_eq "$(host_hash gpu-02)" "$(sha256 "$RIGHT")" "the link's target recreated"
 assert_eq "$(host_ssh gpu-02 "sha256sum <$origin" | cut -d' ' -f1)" "$(sha256 "$RIGHT")" "created file content"
 assert_eq "$(host_ssh gpu-02 "stat -L -c '%a %U:%G' $origin")" "644 root:root" "created file mode"
 out=$("${E[@]}" rollback "$INV" "${KH[@]}" -l gpu-02 --yes 2>&1)
