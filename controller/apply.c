@@ -45,6 +45,9 @@ request(const struct host *h, const struct playbook *pb,
 	    "timeout_ms", o->link->timeout * 1000);
 	json_object_set_new(req, "sha256_old", in->expect_exists ?
 	    json_string(in->expect_sha256) : json_null());
+	/* Only an agent built with -DENVCTL_FAULTS accepts this. */
+	if (o->fault != NULL)
+		json_object_set_new(req, "fault", json_string(o->fault));
 	if (rollback) {
 		json_object_set_new(req, "to", json_string(in->rollback_to));
 		return req;

@@ -52,6 +52,7 @@ struct apply_opts {
 	const struct agentlink_opts *link;
 	int		 lock_timeout;	/* seconds */
 	const char	*controller;	/* this machine's name, for metadata */
+	const char	*fault;		/* test-only: $ENVCTL_TEST_FAULT */
 };
 
 /* Applies in to host h; never fails: see ar->outcome and ar->err. */

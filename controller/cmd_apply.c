@@ -517,6 +517,11 @@ cmd_apply(int argc, char **argv)
 	host[sizeof(host) - 1] = '\0';
 	r.ao.controller = host;
 	r.ao.lock_timeout = lock_timeout;
+	/*
+	 * Test-only: ask the agent to die at one step of apply.  Refused by
+	 * every agent but the test build (envctl-agent-faults).
+	 */
+	r.ao.fault = getenv("ENVCTL_TEST_FAULT");
 	r.ao.link = &lo;
 	lo.ssh_config = a.ssh_config;
 	lo.known_hosts = a.known_hosts;

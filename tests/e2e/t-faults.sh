@@ -1,0 +1,104 @@
+#!/bin/bash
+# t-faults.sh - apply when things go wrong, against real sshd hosts:
+# the agent killed at every step leaves the old or the new file, whole,
+# no temp file after the next run, and the lock free; a candidate that
+# does not work is refused before anything is written; two applies at once
+# end consistent with one backup per change.
+#
+# Uses the agent built with test-only fault points (build/envctl-agent-
+# faults, -DENVCTL_FAULTS) and ENVCTL_TEST_FAULT, which asks it to _exit
+# at one step; no shipped agent accepts that.
+
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+require python3 sha256sum
+FAULTS_AGENT=${ENVCTL_AGENT_FAULTS:-$E2E_REPO/build/envctl-agent-faults}
+[ -x "$FAULTS_AGENT" ] || missing "no $FAULTS_AGENT (make build/envctl-agent-faults)"
+export ENVCTL_AGENT=$FAULTS_AGENT
+
+BROKEN=$ENVCTL_FIXTURES/seed-broken.sitecustomize.py
+RIGHT=$E2E_TMP/right.py
+printf 'all:\n  hosts:\n    x:\n' >"$E2E_TMP/one.yaml"
+"$ENVCTL_BIN" render "$E2E_TMP/one.yaml" --host x >"$RIGHT" ||
+    fatal "render of the desired file failed"
+OLD=$(sha256 "$BROKEN")
+NEW=$(sha256 "$RIGHT")
+
+fleet_start 2 --seed "$BROKEN"
+E=("$ENVCTL_BIN")
+KH=(--known-hosts "$FLEET_KNOWN_HOSTS" --color never)
+INV=$FLEET_INVENTORY
+F=$(host_file gpu-01)
+
+temp_files() {
+	find "$(host_dir "$1")/etc-python" -mindepth 1 ! -name sitecustomize.py
+}
+
+# --- killed at every step: old or new, whole; next run cleans up ---------
+for step in after-lock after-cas after-validate after-backup \
+    after-temp-write after-fsync after-rename after-dirsync after-verify; do
+	cp "$BROKEN" "$F"
+	out=$(ENVCTL_TEST_FAULT=$step "${E[@]}" apply "$INV" "${KH[@]}" -l gpu-01 --yes 2>&1)
+	rc=$?
+	assert_eq "$rc" 1 "$step: apply reports the host failed"
+	assert_contains "$out" "gpu-01: failed" "$step: host failed"
+	h=$(sha256 "$F")
+	case $step in
+	after-rename | after-dirsync | after-verify)
+		assert_eq "$h" "$NEW" "$step: the new file, whole" ;;
+	*)
+		assert_eq "$h" "$OLD" "$step: the old file, untouched" ;;
+	esac
+	start=$(date +%s)
+	out=$("${E[@]}" apply "$INV" "${KH[@]}" -l gpu-01 --yes --lock-timeout 5 2>&1)
+	rc=$?
+	took=$(($(date +%s) - start))
+	assert_eq "$rc" 0 "$step: the next apply succeeds: $out"
+	[ "$took" -le 4 ] || fail "$step: the next apply waited ${took}s (stale lock?)"
+	assert_eq "$(sha256 "$F")" "$NEW" "$step: converged afterwards"
+	assert_eq "$(temp_files gpu-01)" "" "$step: no temp file after the next run"
+done
+
+# --- a candidate that does not work is refused before any write -----------
+# A .pth line runs at every interpreter start, before sitecustomize: it
+# pins NCCL_PROTO, so a setdefault file cannot take effect.
+cp "$BROKEN" "$(host_file gpu-02)"
+host_ssh gpu-02 "echo 'import os; os.environ[\"NCCL_PROTO\"] = \"Simple\"' >/usr/local/lib/python$FLEET_PYVER/dist-packages/zz-pin.pth"
+out=$("${E[@]}" apply "$INV" "${KH[@]}" -l gpu-02 --yes 2>&1)
+assert_eq "$?" 1 "pinned host: apply fails"
+assert_contains "$out" "the new file does not work" "pinned host: validation refused it"
+assert_contains "$out" "NCCL_PROTO is 'Simple', want 'LL'" "pinned host: the reason"
+assert_eq "$(host_hash gpu-02)" "$OLD" "pinned host: file untouched"
+assert_eq "$(temp_files gpu-02)" "" "pinned host: no temp file"
+host_ssh gpu-02 "rm -f /usr/local/lib/python$FLEET_PYVER/dist-packages/zz-pin.pth"
+
+# --- two applies at once ---------------------------------------------------
+cp "$BROKEN" "$F"
+cp "$BROKEN" "$(host_file gpu-02)"
+bdir() {
+	printf '%s/var-backups-envctl/etc/python%s/sitecustomize.py\n' \
+	    "$(host_dir "$1")" "$FLEET_PYVER"
+}
+sleep 1
+touch "$E2E_TMP/mark"
+"${E[@]}" apply "$INV" "${KH[@]}" --yes >"$E2E_TMP/a1" 2>&1 &
+p1=$!
+"${E[@]}" apply "$INV" "${KH[@]}" --yes >"$E2E_TMP/a2" 2>&1 &
+p2=$!
+wait "$p1"
+r1=$?
+wait "$p2"
+r2=$?
+note "concurrent applies: $r1 $r2"
+for h in gpu-01 gpu-02; do
+	assert_eq "$(host_hash "$h")" "$NEW" "$h: consistent after two applies"
+	assert_eq "$(temp_files "$h")" "" "$h: no temp file after two applies"
+done
+# (Counted by time: keep: 10 prunes older ones as new ones come.)
+made=$(find "$(bdir gpu-01)" -type f -name '*.json' -newer "$E2E_TMP/mark" | wc -l)
+assert_eq "$made" 1 "gpu-01: exactly one backup for one change"
+# The loser saw the file changed under it, or nothing to do: never both
+# writing.
+cat "$E2E_TMP/a1" "$E2E_TMP/a2" >"$E2E_TMP/both"
+assert_eq "$(grep -c 'gpu-01: changed' "$E2E_TMP/both")" 1 "gpu-01 changed once"
