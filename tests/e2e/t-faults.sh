@@ -73,6 +73,33 @@ assert_eq "$(host_hash gpu-02)" "$OLD" "pinned host: file untouched"
 assert_eq "$(temp_files gpu-02)" "" "pinned host: no temp file"
 host_ssh gpu-02 "rm -f /usr/local/lib/python$FLEET_PYVER/dist-packages/zz-pin.pth"
 
+# --- disk full and a read-only file system, inside the host only ---------
+# The host's mount namespace is its sshd's; nsenter puts a tiny tmpfs over
+# its /etc/python3.X, holding the seed and a filler that leaves no room.
+require nsenter
+pid=$(awk '$1 == "gpu-02" {print $2}' "$FLEET_DIR/pids")
+ETC=/etc/python$FLEET_PYVER
+nsenter -t "$pid" -m sh -c "cp $ETC/sitecustomize.py /tmp/.e2e-seed.$$ &&
+    mount -t tmpfs -o size=16k,mode=0755 envctl-e2e $ETC &&
+    cp /tmp/.e2e-seed.$$ $ETC/sitecustomize.py && rm /tmp/.e2e-seed.$$ &&
+    (dd if=/dev/zero of=$ETC/.filler bs=1k count=64 2>/dev/null; true)" ||
+    fatal "cannot mount the small tmpfs in gpu-02's namespace"
+seen=$(host_ssh gpu-02 "sha256sum <$ETC/sitecustomize.py" | cut -d' ' -f1)
+assert_eq "$seen" "$OLD" "full disk: the host still has the seed"
+out=$("${E[@]}" apply "$INV" "${KH[@]}" -l gpu-02 --yes 2>&1)
+assert_eq "$?" 1 "full disk: apply fails"
+assert_contains "$out" "No space left on device" "full disk: the reason"
+seen=$(host_ssh gpu-02 "sha256sum <$ETC/sitecustomize.py; ls -A $ETC" | tr '\n' ' ')
+assert_eq "$seen" "$OLD  - .filler sitecustomize.py " "full disk: original untouched, no temp file"
+nsenter -t "$pid" -m sh -c "rm -f $ETC/.filler && mount -o remount,ro $ETC" ||
+    fatal "cannot remount gpu-02's $ETC read-only"
+out=$("${E[@]}" apply "$INV" "${KH[@]}" -l gpu-02 --yes 2>&1)
+assert_eq "$?" 1 "read-only: apply fails"
+assert_contains "$out" "Read-only file system" "read-only: the reason"
+seen=$(host_ssh gpu-02 "sha256sum <$ETC/sitecustomize.py" | cut -d' ' -f1)
+assert_eq "$seen" "$OLD" "read-only: original untouched"
+nsenter -t "$pid" -m umount "$ETC" || fatal "cannot unmount gpu-02's tmpfs"
+
 # --- two applies at once ---------------------------------------------------
 cp "$BROKEN" "$F"
 cp "$BROKEN" "$(host_file gpu-02)"

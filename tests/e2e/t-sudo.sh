@@ -281,6 +281,22 @@ assert "sudo" in m and "password" in m, m
 
 assert_eq "$(fleet_changed "$E2E_TMP/before")" "" "hosts whose file changed"
 
+# Apply through sudo: the agent, root by sudo -n, writes the root-owned
+# file the login user cannot; the password host fails, quickly.
+start=$(date +%s)
+out=$("${ENVCTL[@]}" apply "$FLEET_INVENTORY" "${KH[@]}" --yes --timeout 10 2>&1)
+rc=$?
+took=$(($(date +%s) - start))
+note "$out"
+assert_eq "$rc" 1 "apply with a password-sudo host: exit status"
+assert_contains "$out" "gpu-02: changed (backup " "apply through sudo -n"
+assert_contains "$out" "gpu-01: changed" "apply as root"
+[ "$took" -le 8 ] || fail "apply took ${took}s"
+py=$(host_ssh gpu-02 "env -i PATH=/usr/bin:/bin /usr/bin/python3 -c 'import os; print(os.environ.get(\"NCCL_PROTO\"))'" 2>&1)
+assert_eq "$py" "LL" "gpu-02: NCCL_PROTO in effect after apply through sudo"
+assert_eq "$(stat -c '%U:%G %a' "$(host_file gpu-02)")" "root:root 644" \
+    "gpu-02: still root's file"
+
 fleet_stop
 real_state >"$E2E_TMP/real.after"
 diff -u "$E2E_TMP/real.before" "$E2E_TMP/real.after" >&2 ||
