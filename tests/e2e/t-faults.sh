@@ -73,6 +73,22 @@ assert_eq "$(host_hash gpu-02)" "$OLD" "pinned host: file untouched"
 assert_eq "$(temp_files gpu-02)" "" "pinned host: no temp file"
 host_ssh gpu-02 "rm -f /usr/local/lib/python$FLEET_PYVER/dist-packages/zz-pin.pth"
 
+# --- installed, but shadowed: verification fails, the original is back ---
+# A playbook managing site-packages' sitecustomize.py on a host whose
+# python3 imports Debian's earlier on sys.path: the candidate works on its
+# own (validation), but once installed it is never imported.
+SP=/usr/local/lib/python$FLEET_PYVER/dist-packages/sitecustomize.py
+printf 'name: shadowed\npath: %s\nmode: block\nenv:\n  NCCL_PROTO: LL\n' "$SP" \
+    >"$E2E_TMP/shadowed.yaml"
+out=$("${E[@]}" plan "$INV" "${KH[@]}" -l gpu-02 -p "$E2E_TMP/shadowed.yaml" 2>&1)
+assert_contains "$out" "instead: this file has no effect" "plan warns of the shadowing"
+out=$("${E[@]}" apply "$INV" "${KH[@]}" -l gpu-02 -p "$E2E_TMP/shadowed.yaml" --yes 2>&1)
+assert_eq "$?" 1 "shadowed: apply fails"
+assert_contains "$out" "verification failed" "shadowed: verification failed"
+assert_contains "$out" "the previous file was restored" "shadowed: restored"
+assert_eq "$(host_ssh gpu-02 "test -e $SP && echo present || echo absent")" absent \
+    "shadowed: the file apply created is gone again"
+
 # --- disk full and a read-only file system, inside the host only ---------
 # The host's mount namespace is its sshd's; nsenter puts a tiny tmpfs over
 # its /etc/python3.X, holding the seed and a filler that leaves no room.
