@@ -27,7 +27,7 @@ static json_t *
 request(const struct host *h, const struct playbook *pb,
     const struct apply_input *in, const struct apply_opts *o)
 {
-	json_t *req, *expect, *vars;
+	json_t *req, *expect, *vars, *secret;
 	size_t i;
 	int rollback = in->rollback_to != NULL;
 
@@ -53,9 +53,16 @@ request(const struct host *h, const struct playbook *pb,
 		return req;
 	}
 	vars = json_object();
-	for (i = 0; i < in->d->nvars; i++)
+	secret = json_array();
+	for (i = 0; i < in->d->nvars; i++) {
 		json_object_set_new(vars, in->d->vars[i].name,
 		    json_string(in->d->vars[i].value));
+		/* The agent masks these in its messages. */
+		if (in->d->vars[i].secret)
+			json_array_append_new(secret,
+			    json_string(in->d->vars[i].name));
+	}
+	json_object_set_new(req, "secret", secret);
 	json_object_set_new(req, "data", b64(in->data, in->len));
 	json_object_set_new(req, "sha256_new", json_string(in->sha256));
 	json_object_set_new(req, "vars", vars);

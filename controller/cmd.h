@@ -12,6 +12,8 @@
 #define ENVCTL_EXIT_FAIL	1	/* a host failed, or bad input */
 #define ENVCTL_EXIT_PENDING	2	/* changes pending / drift found */
 #define ENVCTL_EXIT_USAGE	64	/* usage error (sysexits EX_USAGE) */
+#define ENVCTL_EXIT_BUSY	75	/* drift: the previous run still holds
+					   the lock (sysexits EX_TEMPFAIL) */
 
 #include <stddef.h>
 
@@ -25,6 +27,7 @@ struct plan_then;
 int	cmd_apply(int argc, char **argv);
 int	cmd_backups(int argc, char **argv);
 int	cmd_check(int argc, char **argv);
+int	cmd_drift(int argc, char **argv);
 int	cmd_facts(int argc, char **argv);
 int	cmd_plan(int argc, char **argv);
 int	cmd_render(int argc, char **argv);

@@ -253,6 +253,7 @@ apply_inventory(const char *inventory, const struct fleet_args *a, int yes,
 	struct host_plan **hps = NULL;
 	struct plan_counts c = { 0 };
 	struct plan_then then = { apply_then, r };
+	struct fleet_args a2;
 	struct buf b = ENVCTL_BUF_INIT;
 	size_t n = 0, i, pending = 0;
 	int code;
@@ -267,7 +268,15 @@ apply_inventory(const char *inventory, const struct fleet_args *a, int yes,
 	r->pb = ctx.pb;
 	r->njobs = inventory_nhosts(ctx.inv);
 	r->jobs = xcalloc(r->njobs + 1, sizeof(*r->jobs));
-	code = cmd_run_plans(&ctx, inventory, a, &ab, yes ? &then : NULL,
+	/*
+	 * With --yes the apply runs on the plan's session: give it time for
+	 * the host lock and two interpreter runs, as apply_host's own
+	 * sessions get.
+	 */
+	a2 = *a;
+	if (a2.timeout < r->ao.lock_timeout + 10)
+		a2.timeout = r->ao.lock_timeout + 10;
+	code = cmd_run_plans(&ctx, inventory, &a2, &ab, yes ? &then : NULL,
 	    &hps, &n, print_plan_host, r);
 	if (code != ENVCTL_EXIT_OK)
 		goto out;

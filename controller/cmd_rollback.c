@@ -92,6 +92,8 @@ print_host(void *arg, struct host_plan *hp)
 		report_plan_host(&b, hp, &r->ro);
 	else if (j->err.code != 0)
 		err_format(&j->err, &b);
+	else if (!j->used)
+		report_plan_host(&b, hp, &r->ro);
 	else if (r->yes)
 		report_apply_result(&b, &j->ar, &r->ro);
 	else
@@ -240,7 +242,7 @@ count:
 
 		if (!hps[i]->have_state)
 			report_count(&c, hps[i]);
-		else if (j->err.code != 0)
+		else if (j->err.code != 0 || !j->used)
 			c.failed++;
 		else if (j->ar.outcome == ENVCTL_OUT_CHANGED)
 			c.changed++;

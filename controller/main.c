@@ -21,6 +21,8 @@ static const struct command commands[] = {
 	    "change the hosts that need it: atomic, backed up, verified" },
 	{ "rollback", cmd_rollback,
 	    "put a backup back (atomic, verified, itself backed up)" },
+	{ "drift", cmd_drift,
+	    "for cron: silent when in sync, exit 2 and a report on drift" },
 	{ "backups", cmd_backups,
 	    "list the backups each host keeps" },
 	{ "facts", cmd_facts,

@@ -147,9 +147,14 @@ plan_host(struct host_plan *hp, const struct host *h,
 		    hp->checks_failed == 1 ? "" : "s", k->name, k->path,
 		    k->reason != NULL ? k->reason : "failed", k->kind);
 	}
-	if (then != NULL && then->fn != NULL)
-		then->fn(then->arg, hp, l);
 out:
+	/*
+	 * Work on the same session needs only the host read: backups and
+	 * rollback go on even where rendering failed (apply checks the
+	 * outcome itself).
+	 */
+	if (hp->have_state && l != NULL && then != NULL && then->fn != NULL)
+		then->fn(then->arg, hp, l);
 	if (r != 0)
 		err_sethost(&hp->err, h->name);
 	if (l != NULL) {

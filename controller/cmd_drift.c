@@ -1,0 +1,377 @@
+/*
+ * cmd_drift.c - envctl drift: for cron.  Silent when the fleet is in sync;
+ * a compact report and exit 2 on drift; failed hosts on stderr and exit 1;
+ * optional JSON report and Prometheus textfile, both written atomically; a
+ * run lock so that overlapping cron runs never pile up.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/buf.h"
+#include "common/err.h"
+#include "common/xmalloc.h"
+#include "controller/agentlink.h"
+#include "controller/apply.h"
+#include "controller/atomicfile.h"
+#include "controller/cmd.h"
+#include "controller/context.h"
+#include "controller/inventory.h"
+#include "controller/metrics.h"
+#include "controller/opts.h"
+#include "controller/output.h"
+#include "controller/plan.h"
+#include "controller/playbook.h"
+#include "controller/report.h"
+
+static const char *const usage[] = {
+	"envctl drift INVENTORY [--report FILE] [--metrics-file FILE] "
+	    "[--lock FILE] [--fix] [-q] [-v]",
+	NULL
+};
+
+struct run {
+	const struct playbook *pb;
+	struct apply_result *fixes;	/* by inventory host, with --fix */
+	unsigned char	*fixed;
+	struct apply_opts ao;
+	struct report_opts ro;
+	int		 verbose, quiet;
+};
+
+/* --fix: apply to a drifted host on the session that read it. */
+static void
+fix(void *arg, struct host_plan *hp, struct agentlink *l)
+{
+	struct run *r = arg;
+	struct apply_result *ar = &r->fixes[hp->host->index];
+	struct apply_input in;
+
+	if (hp->outcome != ENVCTL_OUT_PENDING)
+		return;
+	memset(&in, 0, sizeof(in));
+	in.path = hp->st.path;
+	in.expect_exists = hp->st.exists;
+	in.expect = hp->st.content.data;
+	in.expect_len = hp->st.content.len;
+	in.expect_sha256 = hp->st.sha256;
+	in.data = hp->d.content.data;
+	in.len = hp->d.content.len;
+	in.sha256 = hp->want_sha256;
+	in.d = &hp->d;
+	apply_on(ar, l, hp->host, r->pb, &in, &r->ao);
+	r->fixed[hp->host->index] = 1;
+}
+
+/* "gpu-017: NCCL_PROTO effective (unset), want LL; sitecustomize raises
+ * TypeError: ..." */
+static void
+drift_line(struct buf *b, const struct host_plan *hp)
+{
+	const char *sep = "";
+	size_t i;
+
+	buf_addf(b, "%s: ", hp->host->name);
+	for (i = 0; i < hp->neffects; i++) {
+		const struct var_effect *e = &hp->effects[i];
+
+		if (e->in_effect)
+			continue;
+		buf_addf(b, "%s%s effective %s, want %s", sep, e->name,
+		    e->now == NULL ? "(unset)" : e->secret ? ENVCTL_MASK :
+		    e->now, e->secret ? ENVCTL_MASK : e->want);
+		sep = "; ";
+	}
+	if (hp->st.startup_error != NULL) {
+		buf_addf(b, "%ssitecustomize raises %s", sep,
+		    hp->st.startup_error);
+		sep = "; ";
+	}
+	if (!hp->file_matches)
+		buf_addf(b, "%s%s differs from the playbook", sep,
+		    hp->st.exists ? hp->st.path : "the file is missing:");
+	buf_addch(b, '\n');
+}
+
+/* Per variable: "NCCL_PROTO: 97 hosts LL, 3 hosts (unset): a, b, c". */
+static void
+fleet_summary(struct buf *b, struct host_plan *const *hps, size_t n)
+{
+	size_t v, i, k, nvals, drifted;
+	const char **vals;
+	size_t *counts;
+
+	if (n == 0 || hps[0]->neffects == 0)
+		return;
+	vals = xcalloc(n + 1, sizeof(*vals));
+	counts = xcalloc(n + 1, sizeof(*counts));
+	for (v = 0; v < hps[0]->neffects; v++) {
+		drifted = 0;
+		nvals = 0;
+		for (i = 0; i < n; i++) {
+			const struct var_effect *e;
+			const char *now;
+
+			if (!hps[i]->have_state || v >= hps[i]->neffects)
+				continue;
+			e = &hps[i]->effects[v];
+			drifted += !e->in_effect;
+			now = e->now == NULL ? "(unset)" : e->secret ?
+			    ENVCTL_MASK : e->now;
+			for (k = 0; k < nvals; k++)
+				if (strcmp(vals[k], now) == 0)
+					break;
+			if (k == nvals)
+				vals[nvals++] = now;
+			counts[k]++;
+		}
+		if (drifted == 0)
+			goto next;
+		buf_addf(b, "%s:", hps[0]->effects[v].name);
+		for (k = 0; k < nvals; k++) {
+			buf_addf(b, "%s %zu host%s %s", k > 0 ? "," : "",
+			    counts[k], counts[k] == 1 ? "" : "s", vals[k]);
+			/* Name the hosts of every value that is not wanted. */
+			for (i = 0, drifted = 0; i < n; i++) {
+				const struct var_effect *e;
+				const char *now;
+
+				if (!hps[i]->have_state ||
+				    v >= hps[i]->neffects)
+					continue;
+				e = &hps[i]->effects[v];
+				now = e->now == NULL ? "(unset)" : e->secret ?
+				    ENVCTL_MASK : e->now;
+				if (e->in_effect || strcmp(now, vals[k]) != 0)
+					continue;
+				buf_addf(b, "%s %s", drifted++ == 0 ? ":" : ",",
+				    hps[i]->host->name);
+			}
+		}
+		buf_addch(b, '\n');
+next:
+		memset(counts, 0, (n + 1) * sizeof(*counts));
+	}
+	free(vals);
+	free(counts);
+}
+
+/* Takes the run lock; ENVCTL_ELOCKED when a previous run holds it. */
+static int
+run_lock(const char *path, int *fd, struct err *err)
+{
+	struct buf who = ENVCTL_BUF_INIT;
+	char held[128];
+	ssize_t n;
+
+	if ((*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0)
+		return err_errno(err, ENVCTL_ESYS, errno, "cannot open the "
+		    "lock '%s'", path);
+	if (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
+		n = pread(*fd, held, sizeof(held) - 1, 0);
+		held[n > 0 ? n : 0] = '\0';
+		held[strcspn(held, "\n")] = '\0';
+		return err_set(err, ENVCTL_ELOCKED, "the previous drift run "
+		    "still holds '%s' (%s); not starting", path,
+		    held[0] != '\0' ? held : "pid unknown");
+	}
+	if (ftruncate(*fd, 0) == 0) {
+		buf_addf(&who, "pid %ld\n", (long)getpid());
+		n = pwrite(*fd, who.data, who.len, 0);
+		(void)n;
+	}
+	buf_release(&who);
+	return 0;
+}
+
+static char *
+default_lock(void)
+{
+	const char *x = getenv("XDG_RUNTIME_DIR");
+
+	if (getuid() == 0 || x == NULL || x[0] == '\0')
+		return xstrdup(getuid() == 0 ? "/run/lock/envctl-drift.lock" :
+		    "/tmp/envctl-drift.lock");
+	return xasprintf("%s/envctl-drift.lock", x);
+}
+
+static double
+now_seconds(int clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int
+write_report(const char *path, const struct context *ctx,
+    struct host_plan *const *hps, size_t n, double started, double took,
+    struct err *err)
+{
+	json_t *root, *hosts;
+	char *text;
+	size_t i;
+	int r;
+
+	hosts = json_array();
+	for (i = 0; i < n; i++)
+		json_array_append_new(hosts, report_plan_json(hps[i]));
+	root = json_pack("{s:i, s:s, s:{s:s, s:s}, s:o, s:{s:f, s:f}}",
+	    "format", 1, "command", "drift", "playbook", "name",
+	    ctx->pb->name, "path", ctx->pb->path, "hosts", hosts, "run",
+	    "timestamp", started, "duration_seconds", took);
+	text = json_dumps(root, JSON_INDENT(2));
+	json_decref(root);
+	r = atomic_write_file(path, text, strlen(text), 0644, err);
+	free(text);
+	return r;
+}
+
+int
+cmd_drift(int argc, char **argv)
+{
+	struct fleet_args a;
+	const char *report = NULL, *metrics = NULL, *lock = NULL;
+	struct opt opts[ENVCTL_FLEET_NOPTS + 5];
+	struct context ctx = { 0 };
+	struct agent_binary ab = { 0 };
+	struct agentlink_opts lo;
+	struct host_plan **hps = NULL;
+	struct plan_then then;
+	struct err err = ENVCTL_ERR_INIT;
+	struct buf out = ENVCTL_BUF_INIT, bad = ENVCTL_BUF_INIT;
+	struct run r;
+	char host[256], *lockpath = NULL;
+	char **operands = xcalloc((size_t)argc, sizeof(char *));
+	double started, t0;
+	size_t n = 0, i, nh = 0, drifted = 0, failed = 0;
+	int nops, code, dofix = 0, lockfd = -1;
+
+	memset(&r, 0, sizeof(r));
+	cmd_fleet_options(opts, &a);
+	opts[ENVCTL_FLEET_NOPTS] = (struct opt){ 0, "report",
+	    ENVCTL_OPT_STRING, &report, "FILE", "write the full result as "
+	    "JSON (plan --json's schema, plus run time), atomically", 0, 0 };
+	opts[ENVCTL_FLEET_NOPTS + 1] = (struct opt){ 0, "metrics-file",
+	    ENVCTL_OPT_STRING, &metrics, "FILE", "write a Prometheus "
+	    "node_exporter textfile, atomically", 0, 0 };
+	opts[ENVCTL_FLEET_NOPTS + 2] = (struct opt){ 0, "lock",
+	    ENVCTL_OPT_STRING, &lock, "FILE", "run lock (default "
+	    "/run/lock/envctl-drift.lock for root, else in "
+	    "$XDG_RUNTIME_DIR)", 0, 0 };
+	opts[ENVCTL_FLEET_NOPTS + 3] = (struct opt){ 0, "fix",
+	    ENVCTL_OPT_FLAG, &dofix, NULL, "apply to the drifted hosts, as "
+	    "apply --yes does", 0, 0 };
+	opts[ENVCTL_FLEET_NOPTS + 4] = (struct opt)ENVCTL_OPT_END_ENTRY;
+	if (!cmd_parse(usage, opts, argc, argv, operands, &nops, 1, 1, &code))
+		goto out;
+	if ((r.ro.color = cmd_use_color(a.color, STDOUT_FILENO)) < 0) {
+		code = ENVCTL_EXIT_USAGE;
+		goto out;
+	}
+	r.quiet = a.quiet;
+	r.verbose = a.verbose;
+	r.ro.show_diff = 1;
+	r.ro.verbose = 0;
+	lockpath = lock != NULL ? xstrdup(lock) : default_lock();
+	if (run_lock(lockpath, &lockfd, &err) != 0) {
+		if (!a.quiet)
+			out_errors(&err);
+		code = err.code == ENVCTL_ELOCKED ? ENVCTL_EXIT_BUSY :
+		    ENVCTL_EXIT_FAIL;
+		goto out;
+	}
+	started = now_seconds(CLOCK_REALTIME);
+	t0 = now_seconds(CLOCK_MONOTONIC);
+	if ((code = cmd_load(&ctx, operands[0], &a)) != ENVCTL_EXIT_OK)
+		goto out;
+	if (gethostname(host, sizeof(host)) != 0)
+		strcpy(host, "unknown");
+	host[sizeof(host) - 1] = '\0';
+	memset(&lo, 0, sizeof(lo));
+	lo.agent = &ab;
+	lo.ssh_config = a.ssh_config;
+	lo.known_hosts = a.known_hosts;
+	lo.accept_new = a.accept_new;
+	lo.timeout = a.timeout < 40 ? 40 : a.timeout;
+	r.pb = ctx.pb;
+	r.ao.link = &lo;
+	r.ao.lock_timeout = 30;
+	r.ao.controller = host;
+	nh = inventory_nhosts(ctx.inv);
+	r.fixes = xcalloc(nh + 1, sizeof(*r.fixes));
+	r.fixed = xcalloc(nh + 1, 1);
+	then.fn = fix;
+	then.arg = &r;
+	code = cmd_run_plans(&ctx, operands[0], &a, &ab, dofix ? &then : NULL,
+	    &hps, &n, NULL, NULL);
+	if (code != ENVCTL_EXIT_OK)
+		goto out;
+	for (i = 0; i < n; i++) {
+		struct host_plan *hp = hps[i];
+		struct apply_result *ar = &r.fixes[hp->host->index];
+
+		if (hp->outcome == ENVCTL_OUT_PENDING) {
+			drifted++;
+			drift_line(&out, hp);
+			if (r.verbose)
+				report_plan_host(&out, hp, &r.ro);
+			if (r.fixed[hp->host->index]) {
+				report_apply_result(&out, ar, &r.ro);
+				if (ar->outcome == ENVCTL_OUT_CHANGED)
+					hp->outcome = ENVCTL_OUT_CHANGED;
+				else
+					failed++;
+			}
+		} else if (hp->outcome != ENVCTL_OUT_OK) {
+			failed++;
+			report_plan_host(&bad, hp, &r.ro);
+		}
+	}
+	if (drifted > 0)
+		fleet_summary(&out, hps, n);
+	if (!a.quiet) {
+		out_write(out.data, out.len);
+		out_note("%s", bad.data);
+	}
+	if (report != NULL && write_report(report, &ctx, hps, n, started,
+	    now_seconds(CLOCK_MONOTONIC) - t0, &err) != 0)
+		failed++;
+	if (metrics != NULL) {
+		buf_reset(&out);
+		metrics_textfile(&out, hps, n, started,
+		    now_seconds(CLOCK_MONOTONIC) - t0);
+		if (atomic_write_file(metrics, out.data, out.len, 0644,
+		    &err) != 0)
+			failed++;
+	}
+	if (err.code != 0 && !a.quiet)
+		out_errors(&err);
+	if (failed > 0)
+		code = ENVCTL_EXIT_FAIL;
+	else if (drifted > 0 && !dofix)
+		code = ENVCTL_EXIT_PENDING;
+	else
+		code = ENVCTL_EXIT_OK;
+out:
+	if (lockfd >= 0)
+		close(lockfd);
+	for (i = 0; i < nh; i++)
+		apply_result_release(&r.fixes[i]);
+	free(r.fixes);
+	free(r.fixed);
+	cmd_plans_free(hps, n);
+	agent_binary_release(&ab);
+	context_release(&ctx);
+	err_release(&err);
+	buf_release(&out);
+	buf_release(&bad);
+	free(lockpath);
+	free(operands);
+	return code;
+}

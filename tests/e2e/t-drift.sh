@@ -1,0 +1,112 @@
+#!/bin/bash
+# t-drift.sh - envctl drift for cron against real sshd hosts: silent and 0
+# when in sync; exit 2 with the host, the variable and a per-variable fleet
+# summary on drift; a stopped host on stderr and exit 1; Prometheus
+# textfile and JSON report that real parsers read; an overlapping run
+# exits 75 without touching a host; --fix converges only the drifted host.
+
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+require flock sha256sum
+/usr/bin/python3 -c 'import prometheus_client' 2>/dev/null ||
+    missing "python3-prometheus-client is not installed"
+
+RIGHT=$E2E_TMP/right.py
+printf 'all:\n  hosts:\n    x:\n' >"$E2E_TMP/one.yaml"
+"$ENVCTL_BIN" render "$E2E_TMP/one.yaml" --host x >"$RIGHT" ||
+    fatal "render of the desired file failed"
+fleet_start 3 --seed "$RIGHT"
+E=("$ENVCTL_BIN")
+KH=(--known-hosts "$FLEET_KNOWN_HOSTS" --color never --lock "$E2E_TMP/drift.lock")
+INV=$FLEET_INVENTORY
+
+# --- in sync: nothing at all, exit 0 -------------------------------------
+"${E[@]}" drift "$INV" "${KH[@]}" >"$E2E_TMP/out" 2>"$E2E_TMP/err"
+assert_eq "$?" 0 "in sync: exit status"
+assert_eq "$(cat "$E2E_TMP/out" "$E2E_TMP/err")" "" "in sync: no output"
+
+# --- one host hand-edited -------------------------------------------------
+sed -i 's/"NCCL_PROTO", "LL"/"NCCL_PROTO", "Simple"/' "$(host_file gpu-02)"
+mkdir "$E2E_TMP/m"
+out=$("${E[@]}" drift "$INV" "${KH[@]}" --metrics-file "$E2E_TMP/m/envctl.prom" \
+    --report "$E2E_TMP/report.json" 2>"$E2E_TMP/err")
+rc=$?
+note "$out"
+assert_eq "$rc" 2 "drift: exit status"
+assert_eq "$(cat "$E2E_TMP/err")" "" "drift: nothing on stderr"
+assert_contains "$out" "gpu-02: NCCL_PROTO effective Simple, want LL" "drift: host and variable"
+assert_contains "$out" "NCCL_PROTO: 2 hosts LL, 1 host Simple: gpu-02" "drift: fleet summary"
+[ "$(printf '%s\n' "$out" | grep -c '^gpu-0[13]')" = 0 ] || fail "drift names in-sync hosts"
+
+/usr/bin/python3 - "$E2E_TMP/m/envctl.prom" "$E2E_TMP/report.json" <<'PY' || fail "metrics / report"
+import json, sys
+from prometheus_client.parser import text_string_to_metric_families
+fams = {f.name: f for f in text_string_to_metric_families(open(sys.argv[1]).read())}
+def val(name, host=None):
+    for s in fams[name].samples:
+        if host is None or s.labels.get("host") == host:
+            return s.value
+    raise KeyError((name, host))
+for h, want in (("gpu-01", 1), ("gpu-02", 0), ("gpu-03", 1)):
+    assert val("envctl_host_in_sync", h) == want, (h, want)
+    assert val("envctl_host_up", h) == 1, h
+assert val("envctl_host_drifted_variables", "gpu-02") == 1
+assert val("envctl_host_drifted_variables", "gpu-01") == 0
+assert val("envctl_drift_hosts") == 1
+assert val("envctl_failed_hosts") == 0
+assert val("envctl_last_run_timestamp_seconds") > 1.7e9
+assert 0 < val("envctl_run_duration_seconds") < 60
+for f in fams.values():
+    assert f.documentation, f.name
+    assert f.type == "gauge", f.name
+rep = json.load(open(sys.argv[2]))
+assert rep["command"] == "drift" and rep["run"]["timestamp"] > 1.7e9
+assert [h["outcome"] for h in rep["hosts"]] == ["ok", "pending", "ok"]
+PY
+assert_eq "$(find "$E2E_TMP/m" -mindepth 1 | wc -l)" 1 "metrics dir: no temp file left"
+
+# --- -q: nothing at all, the exit code says it -----------------------------
+"${E[@]}" drift "$INV" "${KH[@]}" -q >"$E2E_TMP/out" 2>&1
+assert_eq "$?" 2 "-q: exit status"
+assert_eq "$(cat "$E2E_TMP/out")" "" "-q: no output"
+
+# --- a stopped host: stderr, exit 1 ----------------------------------------
+pid=$(awk '$1 == "gpu-03" {print $2}' "$FLEET_DIR/pids")
+kill -STOP "$pid"
+"${E[@]}" drift "$INV" "${KH[@]}" --timeout 3 >"$E2E_TMP/out" 2>"$E2E_TMP/err"
+rc=$?
+kill -CONT "$pid"
+assert_eq "$rc" 1 "stopped host: exit status"
+assert_contains "$(cat "$E2E_TMP/err")" "gpu-03: unreachable" "stopped host named on stderr"
+assert_contains "$(cat "$E2E_TMP/out")" "gpu-02: NCCL_PROTO" "drift still reported beside it"
+
+# --- an overlapping run exits 75 and touches no host -----------------------
+accepted() { cat "$FLEET_DIR"/*/sshd.log | grep -c 'Accepted publickey'; }
+before=$(accepted)
+# The holder is the sleep itself (exec), so killing its PID frees the lock.
+(exec 9>"$E2E_TMP/drift.lock" && flock 9 && exec sleep 30) &
+holder=$!
+sleep 0.3
+start=$(date +%s)
+"${E[@]}" drift "$INV" "${KH[@]}" >"$E2E_TMP/out" 2>"$E2E_TMP/err"
+rc=$?
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+assert_eq "$rc" 75 "overlap: exit status"
+assert_contains "$(cat "$E2E_TMP/err")" "previous drift run still holds" "overlap: said on stderr"
+[ $(($(date +%s) - start)) -le 2 ] || fail "overlap: did not return at once"
+assert_eq "$(accepted)" "$before" "overlap: no host was contacted"
+
+# --- --fix converges only the drifted host; then drift is silent -----------
+out=$("${E[@]}" drift "$INV" "${KH[@]}" --fix 2>&1)
+assert_eq "$?" 0 "--fix: exit status"
+assert_contains "$out" "gpu-02: changed (backup " "--fix: fixed gpu-02"
+for h in gpu-01 gpu-03; do
+	n=$(find "$(host_dir "$h")/var-backups-envctl" -type f | wc -l)
+	assert_eq "$n" 0 "--fix: $h untouched"
+done
+assert_eq "$(host_hash gpu-02)" "$(sha256 "$RIGHT")" "--fix: gpu-02 converged"
+"${E[@]}" drift "$INV" "${KH[@]}" >"$E2E_TMP/out" 2>&1
+assert_eq "$?" 0 "after --fix: exit status"
+assert_eq "$(cat "$E2E_TMP/out")" "" "after --fix: silent"
