@@ -170,13 +170,16 @@ install: all
 	    $(DESTDIR)$(MANDIR)/man5/
 	install -m 0644 playbooks/*.yaml playbooks/*.tmpl \
 	    $(DESTDIR)$(DATADIR)/playbooks/
+	install -d $(DESTDIR)$(PREFIX)/share/doc/envctl
+	install -m 0644 docs/cron.md contrib/systemd/envctl-drift.service \
+	    contrib/systemd/envctl-drift.timer $(DESTDIR)$(PREFIX)/share/doc/envctl/
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/envctl $(DESTDIR)$(MANDIR)/man1/envctl.1 \
 	    $(DESTDIR)$(LIBEXECDIR)/envctl-agent \
 	    $(DESTDIR)$(MANDIR)/man5/envctl-inventory.5 \
 	    $(DESTDIR)$(MANDIR)/man5/envctl-playbook.5
-	rm -rf $(DESTDIR)$(DATADIR)
+	rm -rf $(DESTDIR)$(DATADIR) $(DESTDIR)$(PREFIX)/share/doc/envctl
 
 MAN = docs/envctl.1 docs/envctl-inventory.5 docs/envctl-playbook.5
 
