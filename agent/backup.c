@@ -15,6 +15,7 @@
 #include "account.h"
 #include "common/buf.h"
 #include "common/err.h"
+#include "common/fdio.h"
 #include "common/proto.h"
 #include "common/xmalloc.h"
 
@@ -141,23 +142,6 @@ char *
 backup_path(const struct backup_store *bs, const char *id)
 {
 	return xasprintf("%s/%s", bs->dir, id);
-}
-
-static int
-write_all(int fd, const char *p, size_t len)
-{
-	ssize_t n;
-
-	while (len > 0) {
-		if ((n = write(fd, p, len)) == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 /* Reads the regular file name in dirfd into b; -1 with errno. */
@@ -573,7 +557,7 @@ backup_create(json_t **meta, const struct backup_store *bs,
 		r = ENVCTL_ESYS;
 		goto out;
 	}
-	if ((bi->exists && write_all(fd, bi->data, bi->len) == -1) ||
+	if ((bi->exists && fd_write_all(fd, bi->data, bi->len) == -1) ||
 	    fsync(fd) == -1) {
 		r = err_errno(err, ENVCTL_ESYS, errno,
 		    "cannot write the backup '%s/%s'", bs->dir, id);
@@ -592,8 +576,8 @@ backup_create(json_t **meta, const struct backup_store *bs,
 	name = xasprintf("%s" JSON_SUFFIX, id);
 	fd = openat(bs->fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
 	    O_CLOEXEC | O_NOCTTY, 0600);
-	if (fd == -1 || write_all(fd, text, strlen(text)) == -1 ||
-	    write_all(fd, "\n", 1) == -1 || fsync(fd) == -1) {
+	if (fd == -1 || fd_write_all(fd, text, strlen(text)) == -1 ||
+	    fd_write_all(fd, "\n", 1) == -1 || fsync(fd) == -1) {
 		r = err_errno(err, ENVCTL_ESYS, errno, "cannot write the "
 		    "backup metadata '%s/%s'", bs->dir, name);
 		goto out;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/err.h"
+#include "common/fdio.h"
 #include "common/xmalloc.h"
 
 #define TMP_TRIES	100
@@ -164,23 +165,6 @@ random_bits(void)
 	    (unsigned long long)ts.tv_sec;
 }
 
-static int
-write_all(int fd, const char *p, size_t len)
-{
-	ssize_t n;
-
-	while (len > 0) {
-		if ((n = write(fd, p, len)) == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int
 install_replace(const struct install_dir *d, const void *data, size_t len,
     mode_t mode, uid_t uid, gid_t gid, const char *fault, int *renamed,
@@ -206,7 +190,7 @@ install_replace(const struct install_dir *d, const void *data, size_t len,
 		return err_errno(err, ENVCTL_ESYS, e,
 		    "cannot create a temp file beside '%s'", d->real);
 	}
-	if (write_all(fd, data, len) == -1) {
+	if (fd_write_all(fd, data, len) == -1) {
 		r = err_errno(err, ENVCTL_ESYS, errno,
 		    "cannot write a temp file beside '%s'", d->real);
 		goto fail;

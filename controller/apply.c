@@ -98,6 +98,21 @@ read_reply(struct apply_result *ar, const json_t *reply)
 }
 
 void
+apply_input_from_plan(struct apply_input *in, const struct host_plan *hp)
+{
+	memset(in, 0, sizeof(*in));
+	in->path = hp->st.path;
+	in->expect_exists = hp->st.exists;
+	in->expect = hp->st.content.data;
+	in->expect_len = hp->st.content.len;
+	in->expect_sha256 = hp->st.sha256;
+	in->data = hp->d.content.data;
+	in->len = hp->d.content.len;
+	in->sha256 = hp->want_sha256;
+	in->d = &hp->d;
+}
+
+void
 apply_on(struct apply_result *ar, struct agentlink *l, const struct host *h,
     const struct playbook *pb, const struct apply_input *in,
     const struct apply_opts *o)

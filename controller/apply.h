@@ -55,6 +55,9 @@ struct apply_opts {
 	const char	*fault;		/* test-only: $ENVCTL_TEST_FAULT */
 };
 
+/* Fills in from a plan: what it read, what it rendered (borrowed). */
+void	apply_input_from_plan(struct apply_input *in,
+	    const struct host_plan *hp);
 /* Applies in to host h; never fails: see ar->outcome and ar->err. */
 void	apply_host(struct apply_result *ar, const struct host *h,
 	    const struct playbook *pb, const struct apply_input *in,

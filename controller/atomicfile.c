@@ -12,24 +12,8 @@
 #include <unistd.h>
 
 #include "common/err.h"
+#include "common/fdio.h"
 #include "common/xmalloc.h"
-
-static int
-write_all(int fd, const char *p, size_t len)
-{
-	ssize_t n;
-
-	while (len > 0) {
-		n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
 
 int
 atomic_write_file(const char *path, const void *data, size_t len,
@@ -54,7 +38,7 @@ atomic_write_file(const char *path, const void *data, size_t len,
 		    "temporary file in '%s'", dir);
 		goto out;
 	}
-	if (write_all(fd, data, len) != 0 || fchmod(fd, mode) != 0 ||
+	if (fd_write_all(fd, data, len) != 0 || fchmod(fd, mode) != 0 ||
 	    fsync(fd) != 0) {
 		r = err_errno(err, ENVCTL_ESYS, errno, "cannot write '%s'",
 		    tmp);

@@ -54,6 +54,8 @@ struct fleet_args {
 
 /* Sets defaults in a and writes ENVCTL_FLEET_NOPTS entries into opts. */
 void	cmd_fleet_options(struct opt *opts, struct fleet_args *a);
+/* Asks "VERB N hosts? [y/N] " on the terminal; 1 for yes. */
+int	cmd_confirm(const char *verb, size_t n);
 /*
  * 1 when output to fd should be coloured (--color, NO_COLOR, a TTY), 0
  * when not, -1 (after printing why) when WHEN is no valid --color value.

@@ -97,35 +97,13 @@ run_jobs(struct run *r, int forks)
 	return 0;
 }
 
-/* Asks on the terminal; 1 for yes. */
-static int
-confirm(size_t n)
-{
-	char line[64];
-
-	out_note("Apply to %zu host%s? [y/N] ", n, n == 1 ? "" : "s");
-	if (fgets(line, sizeof(line), stdin) == NULL)
-		return 0;
-	line[strcspn(line, "\r\n")] = '\0';
-	return strcmp(line, "y") == 0 || strcmp(line, "Y") == 0 ||
-	    strcmp(line, "yes") == 0;
-}
-
 /* The apply input for a planned host: what plan read, what it rendered. */
 static void
 job_from_plan(struct job *j, const struct host_plan *hp)
 {
 	j->used = 1;
 	j->host = hp->host;
-	j->in.path = hp->st.path;
-	j->in.expect_exists = hp->st.exists;
-	j->in.expect = hp->st.content.data;
-	j->in.expect_len = hp->st.content.len;
-	j->in.expect_sha256 = hp->st.sha256;
-	j->in.data = hp->d.content.data;
-	j->in.len = hp->d.content.len;
-	j->in.sha256 = hp->want_sha256;
-	j->in.d = &hp->d;
+	apply_input_from_plan(&j->in, hp);
 }
 
 /* --yes: apply on the session that just read the host. */
@@ -292,11 +270,7 @@ apply_inventory(const char *inventory, const struct fleet_args *a, int yes,
 		goto out;
 	}
 	if (pending == 0) {
-		report_summary(&b, &c, &r->ro);
-		if (!r->json)
-			out_write(b.data, b.len);
-		code = c.failed > 0 || c.unreachable > 0 ?
-		    ENVCTL_EXIT_FAIL : ENVCTL_EXIT_OK;
+		finish(r, &c, &code);
 		goto out;
 	}
 	if (!isatty(STDIN_FILENO)) {
@@ -306,7 +280,7 @@ apply_inventory(const char *inventory, const struct fleet_args *a, int yes,
 		code = ENVCTL_EXIT_USAGE;
 		goto out;
 	}
-	if (!confirm(pending)) {
+	if (!cmd_confirm("Apply to", pending)) {
 		out_note("envctl apply: nothing changed\n");
 		code = ENVCTL_EXIT_OK;
 		goto out;

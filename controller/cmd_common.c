@@ -1,6 +1,7 @@
 /* cmd_common.c - what every subcommand shares (see cmd.h). */
 #include "cmd.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -89,6 +90,19 @@ cmd_fleet_options(struct opt *opts, struct fleet_args *a)
 	a->timeout = ENVCTL_DEFAULT_TIMEOUT;
 	a->color = "auto";
 	memcpy(opts, o, sizeof(o));
+}
+
+int
+cmd_confirm(const char *verb, size_t n)
+{
+	char line[64];
+
+	out_note("%s %zu host%s? [y/N] ", verb, n, n == 1 ? "" : "s");
+	if (fgets(line, sizeof(line), stdin) == NULL)
+		return 0;
+	line[strcspn(line, "\r\n")] = '\0';
+	return strcmp(line, "y") == 0 || strcmp(line, "Y") == 0 ||
+	    strcmp(line, "yes") == 0;
 }
 
 int

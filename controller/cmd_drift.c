@@ -53,16 +53,7 @@ fix(void *arg, struct host_plan *hp, struct agentlink *l)
 
 	if (hp->outcome != ENVCTL_OUT_PENDING)
 		return;
-	memset(&in, 0, sizeof(in));
-	in.path = hp->st.path;
-	in.expect_exists = hp->st.exists;
-	in.expect = hp->st.content.data;
-	in.expect_len = hp->st.content.len;
-	in.expect_sha256 = hp->st.sha256;
-	in.data = hp->d.content.data;
-	in.len = hp->d.content.len;
-	in.sha256 = hp->want_sha256;
-	in.d = &hp->d;
+	apply_input_from_plan(&in, hp);
 	apply_on(ar, l, hp->host, r->pb, &in, &r->ao);
 	r->fixed[hp->host->index] = 1;
 }

@@ -70,13 +70,8 @@ choose(void *arg, struct host_plan *hp, struct agentlink *l)
 	}
 	j->used = 1;
 	j->to = xstrdup(b->id);
-	j->in.path = hp->st.path;
-	j->in.expect_exists = hp->st.exists;
-	j->in.expect = hp->st.content.data;
-	j->in.expect_len = hp->st.content.len;
-	j->in.expect_sha256 = hp->st.sha256;
+	apply_input_from_plan(&j->in, hp);
 	j->in.rollback_to = j->to;
-	j->in.d = &hp->d;
 	if (r->yes)
 		apply_on(&j->ar, l, hp->host, r->pb, &j->in, &r->ao);
 }
@@ -127,19 +122,6 @@ job_done(void *arg, size_t i)
 	buf_release(&b);
 }
 
-static int
-confirm(size_t n)
-{
-	char line[64];
-
-	out_note("Roll back %zu host%s? [y/N] ", n, n == 1 ? "" : "s");
-	if (fgets(line, sizeof(line), stdin) == NULL)
-		return 0;
-	line[strcspn(line, "\r\n")] = '\0';
-	return strcmp(line, "y") == 0 || strcmp(line, "Y") == 0 ||
-	    strcmp(line, "yes") == 0;
-}
-
 int
 cmd_rollback(int argc, char **argv)
 {
@@ -175,6 +157,12 @@ cmd_rollback(int argc, char **argv)
 	if (!cmd_parse(usage, opts, argc, argv, operands, &nops, 1, 1, &code))
 		goto out;
 	if ((r.ro.color = cmd_use_color(a.color, STDOUT_FILENO)) < 0) {
+		code = ENVCTL_EXIT_USAGE;
+		goto out;
+	}
+	if (a.json) {
+		out_note("envctl rollback: --json is not supported; the "
+		    "result is in the text output and the exit status\n");
 		code = ENVCTL_EXIT_USAGE;
 		goto out;
 	}
@@ -221,7 +209,7 @@ cmd_rollback(int argc, char **argv)
 			chosen++;
 		}
 	if (!yes && chosen > 0) {
-		if (!confirm(chosen)) {
+		if (!cmd_confirm("Roll back", chosen)) {
 			out_note("envctl rollback: nothing changed\n");
 			goto count;
 		}

@@ -7,28 +7,12 @@
 
 #include "common/buf.h"
 #include "common/err.h"
-
-static int
-write_all(int fd, const char *p, size_t len)
-{
-	ssize_t n;
-
-	while (len > 0) {
-		n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return ENVCTL_ESYS;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
+#include "common/fdio.h"
 
 int
 out_write(const char *data, size_t len)
 {
-	return write_all(STDOUT_FILENO, data, len);
+	return fd_write_all(STDOUT_FILENO, data, len) == 0 ? 0 : ENVCTL_ESYS;
 }
 
 static void
@@ -37,7 +21,7 @@ vprint(int fd, const char *fmt, va_list ap)
 	struct buf b = ENVCTL_BUF_INIT;
 
 	buf_vaddf(&b, fmt, ap);
-	write_all(fd, b.data, b.len);
+	fd_write_all(fd, b.data, b.len);
 	buf_release(&b);
 }
 
@@ -67,7 +51,7 @@ out_errors(const struct err *err)
 	struct buf b = ENVCTL_BUF_INIT;
 
 	err_format(err, &b);
-	write_all(STDERR_FILENO, b.data, b.len);
+	fd_write_all(STDERR_FILENO, b.data, b.len);
 	buf_release(&b);
 }
 
@@ -78,6 +62,6 @@ out_errors_grouped(const struct err *err)
 
 	/* Five names say "many hosts" without flooding a terminal. */
 	err_format_grouped(err, &b, 5);
-	write_all(STDERR_FILENO, b.data, b.len);
+	fd_write_all(STDERR_FILENO, b.data, b.len);
 	buf_release(&b);
 }

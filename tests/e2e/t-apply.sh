@@ -43,6 +43,14 @@ assert_eq "$?" 64 "apply without --yes, no terminal"
 assert_contains "$out" "add --yes" "apply explains --yes"
 assert_eq "$(host_hash gpu-01)" "$(sha256 "$BROKEN")" "refused apply changed nothing"
 
+# --- on a terminal it asks; "n" changes nothing ----------------------------
+if command -v script >/dev/null; then
+	out=$(printf 'n\n' | script -qec "'$ENVCTL_BIN' apply '$INV' --known-hosts '$FLEET_KNOWN_HOSTS' --color never" /dev/null 2>&1)
+	assert_contains "$out" "Apply to 2 hosts? [y/N]" "apply asks on a terminal"
+	assert_contains "$out" "nothing changed" "answering n changes nothing"
+	assert_eq "$(host_hash gpu-01)" "$(sha256 "$BROKEN")" "after n: file untouched"
+fi
+
 # --- apply converges the broken host -------------------------------------
 mode_before=$(stat -c '%a %U:%G' "$(host_file gpu-01)")
 out=$("${E[@]}" apply "$INV" "${KH[@]}" --yes 2>&1)
