@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -82,9 +83,11 @@ drift_line(struct buf *b, const struct host_plan *hp)
 		    hp->st.startup_error);
 		sep = "; ";
 	}
-	if (!hp->file_matches)
+	if (!hp->file_matches && hp->st.exists)
 		buf_addf(b, "%s%s differs from the playbook", sep,
-		    hp->st.exists ? hp->st.path : "the file is missing:");
+		    hp->st.path);
+	else if (!hp->file_matches)
+		buf_addf(b, "%s%s is missing", sep, hp->st.path);
 	buf_addch(b, '\n');
 }
 
@@ -96,11 +99,16 @@ fleet_summary(struct buf *b, struct host_plan *const *hps, size_t n)
 	const char **vals;
 	size_t *counts;
 
-	if (n == 0 || hps[0]->neffects == 0)
+	const struct host_plan *first = NULL;
+
+	for (i = 0; i < n && first == NULL; i++)
+		if (hps[i]->have_state && hps[i]->neffects > 0)
+			first = hps[i];
+	if (first == NULL)
 		return;
 	vals = xcalloc(n + 1, sizeof(*vals));
 	counts = xcalloc(n + 1, sizeof(*counts));
-	for (v = 0; v < hps[0]->neffects; v++) {
+	for (v = 0; v < first->neffects; v++) {
 		drifted = 0;
 		nvals = 0;
 		for (i = 0; i < n; i++) {
@@ -122,7 +130,7 @@ fleet_summary(struct buf *b, struct host_plan *const *hps, size_t n)
 		}
 		if (drifted == 0)
 			goto next;
-		buf_addf(b, "%s:", hps[0]->effects[v].name);
+		buf_addf(b, "%s:", first->effects[v].name);
 		for (k = 0; k < nvals; k++) {
 			buf_addf(b, "%s %zu host%s %s", k > 0 ? "," : "",
 			    counts[k], counts[k] == 1 ? "" : "s", vals[k]);
@@ -159,7 +167,8 @@ run_lock(const char *path, int *fd, struct err *err)
 	char held[128];
 	ssize_t n;
 
-	if ((*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0)
+	if ((*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+	    0644)) < 0)
 		return err_errno(err, ENVCTL_ESYS, errno, "cannot open the "
 		    "lock '%s'", path);
 	if (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
@@ -184,9 +193,10 @@ default_lock(void)
 {
 	const char *x = getenv("XDG_RUNTIME_DIR");
 
-	if (getuid() == 0 || x == NULL || x[0] == '\0')
-		return xstrdup(getuid() == 0 ? "/run/lock/envctl-drift.lock" :
-		    "/tmp/envctl-drift.lock");
+	if (getuid() == 0)
+		return xstrdup("/run/lock/envctl-drift.lock");
+	if (x == NULL || x[0] == '\0')
+		return xasprintf("/tmp/envctl-drift-%ld.lock", (long)getuid());
 	return xasprintf("%s/envctl-drift.lock", x);
 }
 
@@ -226,7 +236,7 @@ write_report(const char *path, const struct context *ctx,
 int
 cmd_drift(int argc, char **argv)
 {
-	struct fleet_args a;
+	struct fleet_args a, a2;
 	const char *report = NULL, *metrics = NULL, *lock = NULL;
 	struct opt opts[ENVCTL_FLEET_NOPTS + 5];
 	struct context ctx = { 0 };
@@ -234,7 +244,7 @@ cmd_drift(int argc, char **argv)
 	struct agentlink_opts lo;
 	struct host_plan **hps = NULL;
 	struct plan_then then;
-	struct err err = ENVCTL_ERR_INIT;
+	struct err err = ENVCTL_ERR_INIT, e2 = ENVCTL_ERR_INIT;
 	struct buf out = ENVCTL_BUF_INIT, bad = ENVCTL_BUF_INIT;
 	struct run r;
 	char host[256], *lockpath = NULL;
@@ -282,7 +292,7 @@ cmd_drift(int argc, char **argv)
 	if ((code = cmd_load(&ctx, operands[0], &a)) != ENVCTL_EXIT_OK)
 		goto out;
 	if (gethostname(host, sizeof(host)) != 0)
-		strcpy(host, "unknown");
+		snprintf(host, sizeof(host), "unknown");
 	host[sizeof(host) - 1] = '\0';
 	memset(&lo, 0, sizeof(lo));
 	lo.agent = &ab;
@@ -299,7 +309,11 @@ cmd_drift(int argc, char **argv)
 	r.fixed = xcalloc(nh + 1, 1);
 	then.fn = fix;
 	then.arg = &r;
-	code = cmd_run_plans(&ctx, operands[0], &a, &ab, dofix ? &then : NULL,
+	/* --fix applies on the plan's session: time for the lock too. */
+	a2 = a;
+	if (dofix && a2.timeout < r.ao.lock_timeout + 10)
+		a2.timeout = r.ao.lock_timeout + 10;
+	code = cmd_run_plans(&ctx, operands[0], &a2, &ab, dofix ? &then : NULL,
 	    &hps, &n, NULL, NULL);
 	if (code != ENVCTL_EXIT_OK)
 		goto out;
@@ -314,10 +328,13 @@ cmd_drift(int argc, char **argv)
 				report_plan_host(&out, hp, &r.ro);
 			if (r.fixed[hp->host->index]) {
 				report_apply_result(&out, ar, &r.ro);
-				if (ar->outcome == ENVCTL_OUT_CHANGED)
+				if (ar->outcome == ENVCTL_OUT_CHANGED ||
+				    ar->outcome == ENVCTL_OUT_OK)
 					hp->outcome = ENVCTL_OUT_CHANGED;
-				else
+				else {
+					hp->outcome = ENVCTL_OUT_FAILED;
 					failed++;
+				}
 			}
 		} else if (hp->outcome != ENVCTL_OUT_OK) {
 			failed++;
@@ -331,15 +348,19 @@ cmd_drift(int argc, char **argv)
 		out_note("%s", bad.data);
 	}
 	if (report != NULL && write_report(report, &ctx, hps, n, started,
-	    now_seconds(CLOCK_MONOTONIC) - t0, &err) != 0)
+	    now_seconds(CLOCK_MONOTONIC) - t0, &e2) != 0) {
+		err_move(&err, &e2);
 		failed++;
+	}
 	if (metrics != NULL) {
 		buf_reset(&out);
 		metrics_textfile(&out, hps, n, started,
 		    now_seconds(CLOCK_MONOTONIC) - t0);
 		if (atomic_write_file(metrics, out.data, out.len, 0644,
-		    &err) != 0)
+		    &e2) != 0) {
+			err_move(&err, &e2);
 			failed++;
+		}
 	}
 	if (err.code != 0 && !a.quiet)
 		out_errors(&err);

@@ -125,7 +125,7 @@ job_done(void *arg, size_t i)
 int
 cmd_rollback(int argc, char **argv)
 {
-	struct fleet_args a;
+	struct fleet_args a, a2;
 	struct opt opts[ENVCTL_FLEET_NOPTS + 4];
 	struct context ctx = { 0 };
 	struct agent_binary ab = { 0 };
@@ -199,7 +199,11 @@ cmd_rollback(int argc, char **argv)
 	r.jobs = xcalloc(r.njobs + 1, sizeof(*r.jobs));
 	then.fn = choose;
 	then.arg = &r;
-	code = cmd_run_plans(&ctx, operands[0], &a, &ab, &then, &hps, &n,
+	/* --yes restores on the plan's session: time for the lock too. */
+	a2 = a;
+	if (yes && a2.timeout < lock_timeout + 10)
+		a2.timeout = lock_timeout + 10;
+	code = cmd_run_plans(&ctx, operands[0], &a2, &ab, &then, &hps, &n,
 	    print_host, &r);
 	if (code != ENVCTL_EXIT_OK)
 		goto out;

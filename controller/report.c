@@ -302,7 +302,8 @@ report_apply_result(struct buf *b, const struct apply_result *ar,
 			msg += strlen(ar->host->name) + 2;
 		buf_addf(b, ": %.*s", (int)strcspn(msg, "\n"), msg);
 		if (ar->err.code == ENVCTL_ECHANGED)
-			buf_addstr(b, " (changed since plan: left as it is)");
+			buf_addstr(b, " (changed since it was read: left as "
+			    "it is)");
 		buf_release(&e);
 	}
 	buf_addch(b, '\n');
