@@ -236,12 +236,13 @@ count:
 			report_count(&c, hps[i]);
 		else if (j->err.code != 0 || !j->used)
 			c.failed++;
+		else if (!yes && idx == NULL)
+			c.pending++;	/* chosen, but the answer was no */
 		else if (j->ar.outcome == ENVCTL_OUT_CHANGED)
 			c.changed++;
-		else if (j->ar.outcome == ENVCTL_OUT_OK && j->ar.host != NULL &&
-		    (yes || idx != NULL))
+		else if (j->ar.outcome == ENVCTL_OUT_OK)
 			c.ok++;
-		else if (yes || idx != NULL)
+		else
 			c.failed++;
 	}
 	report_summary(&b, &c, &r.ro);
