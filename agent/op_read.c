@@ -181,7 +181,6 @@ static json_t *
 target_json(const struct target *t, const char *path, const char *source)
 {
 	json_t *o = json_object(), *chain = json_array();
-	struct buf b64 = ENVCTL_BUF_INIT;
 	char *owner, *group;
 	size_t i;
 
@@ -202,9 +201,8 @@ target_json(const struct target *t, const char *path, const char *source)
 	json_object_set_new(o, "owner", jtext(owner));
 	json_object_set_new(o, "group", jtext(group));
 	json_object_set_new(o, "size", json_integer((json_int_t)t->data.len));
-	proto_b64_encode(&b64, t->data.data, t->data.len);
-	json_object_set_new(o, "data", json_stringn(b64.data, b64.len));
-	buf_release(&b64);
+	json_object_set_new(o, "data", proto_b64_json(t->data.data,
+	    t->data.len));
 	free(owner);
 	free(group);
 	return o;

@@ -344,3 +344,15 @@ proto_reply_error(const json_t *reply, struct err *err)
 	return err_set(err, c, "agent reported %s", json_is_string(code) ?
 	    json_string_value(code) : "an error without a code");
 }
+
+json_t *
+proto_b64_json(const void *data, size_t len)
+{
+	struct buf b = ENVCTL_BUF_INIT;
+	json_t *s;
+
+	proto_b64_encode(&b, data, len);
+	s = json_stringn(b.data, b.len);
+	buf_wipe(&b);
+	return s;
+}

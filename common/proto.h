@@ -37,6 +37,8 @@ int	proto_encode(struct buf *out, const json_t *msg, struct err *err);
 int	proto_decode(json_t **msg, struct buf *in, struct err *err);
 /* Appends the base64 (RFC 4648, padded) encoding of data; out has no cap. */
 void	proto_b64_encode(struct buf *out, const void *data, size_t len);
+/* A new JSON string holding the base64 of data (scratch memory wiped). */
+json_t	*proto_b64_json(const void *data, size_t len);
 /*
  * Appends the bytes s decodes to; ENVCTL_EPARSE on bad input (a length
  * that is not a multiple of 4, a byte outside the alphabet, misplaced

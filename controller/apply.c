@@ -12,18 +12,6 @@
 #include "controller/playbook.h"
 
 static json_t *
-b64(const char *data, size_t len)
-{
-	struct buf b = ENVCTL_BUF_INIT;
-	json_t *s;
-
-	proto_b64_encode(&b, data, len);
-	s = json_stringn(b.data, b.len);
-	buf_wipe(&b);
-	return s;
-}
-
-static json_t *
 request(const struct host *h, const struct playbook *pb,
     const struct apply_input *in, const struct apply_opts *o)
 {
@@ -33,7 +21,7 @@ request(const struct host *h, const struct playbook *pb,
 
 	expect = json_pack("{s:b}", "exists", in->expect_exists);
 	if (in->expect_exists)
-		json_object_set_new(expect, "data", b64(in->expect,
+		json_object_set_new(expect, "data", proto_b64_json(in->expect,
 		    in->expect_len));
 	req = json_pack("{s:s, s:i, s:s, s:s, s:o, s:{s:s, s:i}, s:s, s:s, "
 	    "s:i, s:i}", "op", rollback ? "rollback" : "apply", "id", 1,
@@ -63,7 +51,7 @@ request(const struct host *h, const struct playbook *pb,
 			    json_string(in->d->vars[i].name));
 	}
 	json_object_set_new(req, "secret", secret);
-	json_object_set_new(req, "data", b64(in->data, in->len));
+	json_object_set_new(req, "data", proto_b64_json(in->data, in->len));
 	json_object_set_new(req, "sha256_new", json_string(in->sha256));
 	json_object_set_new(req, "vars", vars);
 	json_object_set_new(req, "create", json_pack("{s:i, s:s, s:s}",

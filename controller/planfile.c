@@ -47,18 +47,6 @@ planfile_playbook_digest(char *hex, const struct playbook *pb,
 }
 
 static json_t *
-b64(const char *data, size_t len)
-{
-	struct buf b = ENVCTL_BUF_INIT;
-	json_t *s;
-
-	proto_b64_encode(&b, data, len);
-	s = json_stringn(b.data, b.len);
-	buf_wipe(&b);
-	return s;
-}
-
-static json_t *
 host_json(const struct host_plan *hp)
 {
 	const struct host_state *st = &hp->st;
@@ -75,14 +63,14 @@ host_json(const struct host_plan *hp)
 		json_object_set_new(cur, "mode", json_integer(st->mode));
 		json_object_set_new(cur, "uid", json_integer(st->uid));
 		json_object_set_new(cur, "gid", json_integer(st->gid));
-		json_object_set_new(cur, "data_b64", b64(st->content.data,
+		json_object_set_new(cur, "data_b64", proto_b64_json(st->content.data,
 		    st->content.len));
 	}
 	json_object_set_new(h, "target", json_string(st->path));
 	json_object_set_new(h, "real", json_string(st->real));
 	json_object_set_new(h, "current", cur);
 	json_object_set_new(h, "desired", json_pack("{s:s, s:o}", "sha256",
-	    hp->want_sha256, "data_b64", b64(hp->d.content.data,
+	    hp->want_sha256, "data_b64", proto_b64_json(hp->d.content.data,
 	    hp->d.content.len)));
 	return h;
 }

@@ -453,12 +453,9 @@ report_plan_json(const struct host_plan *hp)
 	if ((e = json_stringn(b.data, b.len)) != NULL)
 		json_object_set_new(h, "diff", e);
 	else {
-		struct buf b64 = ENVCTL_BUF_INIT;
-
-		proto_b64_encode(&b64, b.data, b.len);
 		json_object_set_new(h, "diff", json_null());
-		json_object_set_new(h, "diff_b64", json_string(b64.data));
-		buf_release(&b64);
+		json_object_set_new(h, "diff_b64", proto_b64_json(b.data,
+		    b.len));
 	}
 	buf_wipe(&b);
 	return h;
