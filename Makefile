@@ -61,7 +61,7 @@ AGENT_SRC = $(wildcard agent/*.c)
 COMMON_OBJ = $(COMMON_SRC:%.c=$(B)/%.o)
 CTL_OBJ = $(CTL_SRC:%.c=$(B)/%.o)
 TEST_BIN = $(TEST_SRC:tests/unit/%.c=$(B)/tests/%)
-TEST_HELPERS = $(B)/tests/testutil.o
+TEST_HELPERS = $(B)/tests/testutil.o $(B)/tests/agenttest.o
 
 AGENT_OBJ = $(AGENT_SRC:%.c=$(B)/%.o)
 FAULTS_OBJ = $(AGENT_SRC:%.c=$(B)/faults/%.o)

@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <openssl/evp.h>
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
@@ -29,6 +28,8 @@
 #include "common/buf.h"
 #include "common/proto.h"
 #include "common/xmalloc.h"
+#include "agenttest.h"
+#include "controller/hash.h"
 #include "testutil.h"
 
 static const char *const nccl[] = {
@@ -38,103 +39,6 @@ static const char *const nccl[] = {
 static const char *const want[] = {
 	"LL", "Ring", "SYS", "16", "16777216", "512",
 };
-
-static const char *
-agent_bin(void)
-{
-	const char *s = getenv("ENVCTL_AGENT");
-
-	return s != NULL ? s : "build/envctl-agent";
-}
-
-static long long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* ---- JSON ---- */
-
-static json_t *
-jget(const json_t *o, const char *path)
-{
-	char *copy = xstrdup(path), *key, *dot;
-	json_t *v = (json_t *)o;
-
-	for (key = copy; v != NULL && key != NULL; key = dot) {
-		if ((dot = strchr(key, '.')) != NULL)
-			*dot++ = '\0';
-		v = json_object_get(v, key);
-	}
-	free(copy);
-	return v;
-}
-
-static const char *
-jstr(const json_t *o, const char *path)
-{
-	json_t *v = jget(o, path);
-
-	ck_assert_msg(json_is_string(v), "'%s' is not a string", path);
-	return json_string_value(v);
-}
-
-static json_int_t
-jint(const json_t *o, const char *path)
-{
-	json_t *v = jget(o, path);
-
-	ck_assert_msg(json_is_integer(v), "'%s' is not an integer", path);
-	return json_integer_value(v);
-}
-
-static int
-jbool(const json_t *o, const char *path)
-{
-	json_t *v = jget(o, path);
-
-	ck_assert_msg(json_is_boolean(v), "'%s' is not a boolean", path);
-	return json_is_true(v);
-}
-
-static void
-assert_null(const json_t *o, const char *path)
-{
-	ck_assert_msg(json_is_null(jget(o, path)), "'%s' is not null", path);
-}
-
-static void
-assert_ok(const json_t *reply)
-{
-	ck_assert_msg(json_is_true(json_object_get(reply, "ok")),
-	    "reply failed: %s: %s",
-	    json_string_value(json_object_get(reply, "code")),
-	    json_string_value(json_object_get(reply, "message")));
-}
-
-static void
-assert_fail(const json_t *reply, const char *code, const char *msg)
-{
-	ck_assert_msg(json_is_false(json_object_get(reply, "ok")),
-	    "expected %s: %s", code, msg);
-	ck_assert_str_eq(jstr(reply, "code"), code);
-	ck_assert_str_eq(jstr(reply, "message"), msg);
-}
-
-/* As assert_fail, for a message that starts with prefix. */
-static void
-assert_fail_prefix(const json_t *reply, const char *code, const char *prefix)
-{
-	ck_assert_msg(json_is_false(json_object_get(reply, "ok")),
-	    "expected %s: %s...", code, prefix);
-	ck_assert_str_eq(jstr(reply, "code"), code);
-	ck_assert_msg(strncmp(jstr(reply, "message"), prefix,
-	    strlen(prefix)) == 0, "message '%s' does not start with '%s'",
-	    jstr(reply, "message"), prefix);
-}
 
 /* ---- running the agent ---- */
 
@@ -187,27 +91,10 @@ ask(json_t *req)
 static char *
 hex_sha256(const char *data, size_t len)
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0, i;
-	char *s = xmalloc(65);
+	char *s = xmalloc(ENVCTL_SHA256_HEX);
 
-	ck_assert_int_eq(EVP_Digest(data, len, md, &mdlen, EVP_sha256(),
-	    NULL), 1);
-	for (i = 0; i < 32; i++)
-		snprintf(s + 2 * i, 3, "%02x", md[i]);
+	hash_sha256_hex(s, data, len);
 	return s;
-}
-
-static json_t *
-b64(const char *data, size_t len)
-{
-	struct buf b = ENVCTL_BUF_INIT;
-	json_t *v;
-
-	proto_b64_encode(&b, data, len);
-	v = json_stringn(b.data, b.len);
-	buf_release(&b);
-	return v;
 }
 
 static void
@@ -432,7 +319,7 @@ set_expect(json_t *req, const struct site *s)
 	}
 	sha = hex_sha256(data, len);
 	json_object_set_new(req, "expect", json_pack("{s:b,s:o}", "exists",
-	    1, "data", b64(data, len)));
+	    1, "data", proto_b64_json(data, len)));
 	json_object_set_new(req, "sha256_old", json_string(sha));
 	free(sha);
 	free(data);
@@ -478,7 +365,7 @@ apply_reqn(const struct site *s, const char *data, size_t len)
 	req = json_pack("{s:s,s:i,s:s,s:s,s:o,s:s,s:{s:i,s:s,s:s},s:o,"
 	    "s:{s:s,s:i},s:s,s:s,s:s,s:i,s:i}",
 	    "op", "apply", "id", 1, "interpreter", s->interp,
-	    "path", s->target, "data", b64(data, len), "sha256_new", sha,
+	    "path", s->target, "data", proto_b64_json(data, len), "sha256_new", sha,
 	    "create", "mode", 0640, "owner", owner, "group", group,
 	    "vars", want_vars(),
 	    "backup", "dir", s->backups, "keep", 10,
@@ -754,7 +641,7 @@ START_TEST(test_cas)
 	/* What the controller read differs from what is there now. */
 	req = apply_req(&s, good);
 	json_object_set_new(req, "expect", json_pack("{s:b,s:o}", "exists", 1,
-	    "data", b64("import sys\n", 11)));
+	    "data", proto_b64_json("import sys\n", 11)));
 	reply = ask(req);
 	msg = xasprintf("'%s' changed since it was read (now 10 bytes)",
 	    s.real);

@@ -1,0 +1,104 @@
+/* agenttest.c - helpers for the suites that run the agent (agenttest.h). */
+#include "agenttest.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/xmalloc.h"
+
+const char *
+agent_bin(void)
+{
+	const char *s = getenv("ENVCTL_AGENT");
+
+	return s != NULL ? s : "build/envctl-agent";
+}
+
+long long
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+json_t *
+jget(const json_t *o, const char *path)
+{
+	char *copy = xstrdup(path), *key, *dot;
+	json_t *v = (json_t *)o;
+
+	for (key = copy; v != NULL && key != NULL; key = dot) {
+		if ((dot = strchr(key, '.')) != NULL)
+			*dot++ = '\0';
+		v = json_object_get(v, key);
+	}
+	free(copy);
+	return v;
+}
+
+const char *
+jstr(const json_t *o, const char *path)
+{
+	json_t *v = jget(o, path);
+
+	ck_assert_msg(json_is_string(v), "'%s' is not a string", path);
+	return json_string_value(v);
+}
+
+json_int_t
+jint(const json_t *o, const char *path)
+{
+	json_t *v = jget(o, path);
+
+	ck_assert_msg(json_is_integer(v), "'%s' is not an integer", path);
+	return json_integer_value(v);
+}
+
+int
+jbool(const json_t *o, const char *path)
+{
+	json_t *v = jget(o, path);
+
+	ck_assert_msg(json_is_boolean(v), "'%s' is not a boolean", path);
+	return json_is_true(v);
+}
+
+void
+assert_null(const json_t *o, const char *path)
+{
+	ck_assert_msg(json_is_null(jget(o, path)), "'%s' is not null", path);
+}
+
+void
+assert_ok(const json_t *reply)
+{
+	ck_assert_msg(json_is_true(json_object_get(reply, "ok")),
+	    "reply failed: %s: %s",
+	    json_string_value(json_object_get(reply, "code")),
+	    json_string_value(json_object_get(reply, "message")));
+}
+
+void
+assert_fail(const json_t *reply, const char *code, const char *msg)
+{
+	ck_assert_msg(json_is_false(json_object_get(reply, "ok")),
+	    "expected %s: %s", code, msg);
+	ck_assert_str_eq(jstr(reply, "code"), code);
+	ck_assert_str_eq(jstr(reply, "message"), msg);
+}
+
+/* As assert_fail, for a message that starts with prefix. */
+void
+assert_fail_prefix(const json_t *reply, const char *code, const char *prefix)
+{
+	ck_assert_msg(json_is_false(json_object_get(reply, "ok")),
+	    "expected %s: %s...", code, prefix);
+	ck_assert_str_eq(jstr(reply, "code"), code);
+	ck_assert_msg(strncmp(jstr(reply, "message"), prefix,
+	    strlen(prefix)) == 0, "message '%s' does not start with '%s'",
+	    jstr(reply, "message"), prefix);
+}

@@ -1,0 +1,32 @@
+/*
+ * agenttest.h - helpers for the Check suites that run envctl-agent.
+ *
+ * The agent binary comes from $ENVCTL_AGENT (the Makefile sets it).  JSON
+ * paths are dotted object keys ("target.mode"); the typed getters fail the
+ * running test when the member is missing or of another type.  Returned
+ * pointers are borrowed from the JSON value.
+ */
+#ifndef ENVCTL_TESTS_AGENTTEST_H
+#define ENVCTL_TESTS_AGENTTEST_H
+
+#include <jansson.h>
+
+/* $ENVCTL_AGENT, else build/envctl-agent. */
+const char *agent_bin(void);
+/* CLOCK_MONOTONIC in milliseconds. */
+long long now_ms(void);
+/* The member at a dotted path, or NULL when any step is missing. */
+json_t	*jget(const json_t *o, const char *path);
+const char *jstr(const json_t *o, const char *path);
+json_int_t jint(const json_t *o, const char *path);
+int	 jbool(const json_t *o, const char *path);
+void	 assert_null(const json_t *o, const char *path);
+/* The reply has ok:true (else the test fails with its code and message). */
+void	 assert_ok(const json_t *reply);
+/* The reply has ok:false with exactly this code and message. */
+void	 assert_fail(const json_t *reply, const char *code, const char *msg);
+/* As assert_fail, for a message that starts with prefix. */
+void	 assert_fail_prefix(const json_t *reply, const char *code,
+	    const char *prefix);
+
+#endif
