@@ -916,10 +916,15 @@ check_hostkey(struct host_conn *c, const struct conn_params *p,
 		break;
 	case SSH_KNOWN_HOSTS_UNKNOWN:
 	case SSH_KNOWN_HOSTS_NOT_FOUND:
-		if ((line = kh_find_line(c->known_hosts, hk.name)) > 0)
-			rc = hostkey_unreadable(c, &hk, line, err);
-		else if (p->accept_new)
+		/*
+		 * With accept-new, look for an unreadable line only under the
+		 * lock (hostkey_accept): here another thread may be appending
+		 * this very host between libssh's read and ours.
+		 */
+		if (p->accept_new)
 			rc = hostkey_accept(c, &hk, err);
+		else if ((line = kh_find_line(c->known_hosts, hk.name)) > 0)
+			rc = hostkey_unreadable(c, &hk, line, err);
 		else
 			rc = hostkey_unknown(c, &hk, err);
 		break;
