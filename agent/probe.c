@@ -15,16 +15,19 @@
 /*
  * Runs after site initialisation, so sitecustomize already ran or failed.
  * The variable names arrive as sys.argv[1:], never pasted into the code.
- * It writes JSON by hand: importing json (and with it re) would double the
- * run time.  Strings are made valid UTF-8 first (surrogate escapes become
- * U+FFFD), then escaped to ASCII.  The report goes straight to fd 1 after
- * the flushes; os._exit() then skips atexit handlers and the non-daemon
- * threads a sitecustomize may have started.
+ * It writes JSON by hand and finds the module's spec by asking
+ * sys.meta_path itself, as importlib.util.find_spec would: importing json,
+ * or importlib.util (contextlib, collections, functools), would add half
+ * of a bare interpreter's start-up to every probe.  Strings are made valid
+ * UTF-8 first (surrogate escapes become U+FFFD), then escaped to ASCII.
+ * The report goes straight to fd 1 after the flushes; os._exit() then
+ * skips atexit handlers and the non-daemon threads a sitecustomize may
+ * have started.
  */
 static const char script[] =
     "import sys, os\n"
     "def _envctl_probe():\n"
-    "    import site, importlib.util\n"
+    "    import site\n"
     "    def q(s):\n"
     "        if s is None:\n"
     "            return 'null'\n"
@@ -44,11 +47,16 @@ static const char script[] =
     "        return '\"' + ''.join(o) + '\"'\n"
     "    if sys.path and sys.path[0] == '':\n"
     "        del sys.path[0]\n"
-    "    try:\n"
-    "        s = importlib.util.find_spec('sitecustomize')\n"
-    "        origin = s.origin if s is not None else None\n"
-    "    except Exception:\n"
-    "        origin = None\n"
+    "    m = sys.modules.get('sitecustomize')\n"
+    "    s = getattr(m, '__spec__', None)\n"
+    "    for f in ([] if s is not None else sys.meta_path):\n"
+    "        try:\n"
+    "            s = f.find_spec('sitecustomize', None)\n"
+    "        except Exception:\n"
+    "            s = None\n"
+    "        if s is not None:\n"
+    "            break\n"
+    "    origin = getattr(s, 'origin', None)\n"
     "    dangling = None\n"
     "    if origin is None:\n"
     "        for d in sys.path:\n"

@@ -162,7 +162,9 @@ sudo_prefix(struct buf *out, const struct host *h, struct err *err)
 
 /*
  * One exec for a warm host: run the cached agent, or say where the cache
- * is and what the architecture is, and exit BOOTSTRAP_MISSING.
+ * is and what the architecture is, and exit BOOTSTRAP_MISSING.  "Are we
+ * root" is asked as "do we own /" (test -O, a shell builtin): $(id -u)
+ * would cost a fork and an exec on every connection.
  */
 static int
 bootstrap_cmd(struct agentlink *l, struct err *err)
@@ -173,7 +175,7 @@ bootstrap_cmd(struct agentlink *l, struct err *err)
 	if ((r = sudo_prefix(&sudo, l->h, err)) != 0)
 		goto out;
 	buf_addf(&b, "sh -c 'd=/var/lib/envctl/agent; "
-	    "[ \"$(id -u)\" = 0 ] || d=\"$HOME/.cache/envctl/agent\"; "
+	    "[ -O / ] || d=\"$HOME/.cache/envctl/agent\"; "
 	    "a=\"$d/envctl-agent-%s\"; "
 	    "[ -x \"$a\" ] && exec %s\"$a\"; "
 	    "echo \"envctl-bootstrap $(uname -m) $d\" >&2; exit %d'",

@@ -1,0 +1,81 @@
+#!/bin/bash
+# t-wire.sh - the structure that makes envctl fast, counted by the hosts'
+# own sshd logs (not by envctl): every command makes exactly one SSH
+# connection per host; a warm plan uses one exec channel (at most two
+# allowed) and no SFTP; only a cold host gets an SFTP session, once.
+# Nothing here is timed: `make bench` measures speed.
+
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+require python3
+
+BROKEN=$ENVCTL_FIXTURES/seed-broken.sitecustomize.py
+DEFAULT=$ENVCTL_FIXTURES/debian-default.sitecustomize.py
+fleet_start 3 --seed "$BROKEN" --seed "$DEFAULT" --seed "$BROKEN"
+E=("$ENVCTL_BIN")
+INV=$FLEET_INVENTORY
+KH=(--known-hosts "$FLEET_KNOWN_HOSTS")
+
+# counts: "NAME CONNECTIONS EXECS SFTP" per host, from its sshd log.
+counts() {
+	local h log
+	for h in "${FLEET_HOSTS[@]}"; do
+		log=$(host_dir "$h")/sshd.log
+		printf '%s %s %s %s\n' "$h" \
+		    "$(grep -c 'Accepted publickey' "$log")" \
+		    "$(grep -c 'Starting session: command' "$log")" \
+		    "$(grep -c "Starting session: subsystem 'sftp'" "$log")"
+	done
+}
+
+# expect WHAT CONNS EXECS SFTP CMD...: runs CMD, then checks what each host
+# saw during it.  EXECS may be "1-2" (at least 1, at most 2).
+expect() {
+	local what=$1 conns=$2 execs=$3 sftp=$4 h c0 e0 s0 c1 e1 s1 lo hi
+	shift 4
+	counts >"$E2E_TMP/before"
+	"$@" >"$E2E_TMP/out" 2>"$E2E_TMP/err"
+	note "$what: exit $?"
+	counts >"$E2E_TMP/after"
+	lo=${execs%-*} hi=${execs#*-}
+	while read -r h c0 e0 s0 && read -r _ c1 e1 s1 <&3; do
+		assert_eq "$((c1 - c0))" "$conns" "$what: $h: SSH connections"
+		if [ $((e1 - e0)) -lt "$lo" ] || [ $((e1 - e0)) -gt "$hi" ]; then
+			fail "$what: $h: $((e1 - e0)) exec channels, want $execs"
+		fi
+		assert_eq "$((s1 - s0))" "$sftp" "$what: $h: SFTP sessions"
+	done <"$E2E_TMP/before" 3<"$E2E_TMP/after"
+}
+
+# --- cold: one connection; the failed first exec, SFTP once, the agent ---
+expect "cold plan" 1 2 1 "${E[@]}" plan "$INV" "${KH[@]}"
+# --- warm: one connection, one exec, no SFTP --------------------------------
+expect "warm plan" 1 1-2 0 "${E[@]}" plan "$INV" "${KH[@]}" --json
+python3 - "$E2E_TMP/out" <<'PY' || fail "warm plan: envctl's own counts"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert len(doc["hosts"]) == 3
+for h in doc["hosts"]:
+    s = h["stats"]
+    assert 1 <= s["channels"] <= 2, (h["name"], s)
+    assert s["sftp_sessions"] == 0, (h["name"], s)
+    # hello and read go out together: one round trip for the whole plan.
+    assert s["round_trips"] == 1, (h["name"], s)
+PY
+expect "plan -o" 1 1 0 "${E[@]}" plan "$INV" "${KH[@]}" -o "$E2E_TMP/plan.json"
+expect "facts" 1 1 0 "${E[@]}" facts "$INV" "${KH[@]}"
+expect "drift" 1 1 0 "${E[@]}" drift "$INV" "${KH[@]}" \
+    --lock "$E2E_TMP/drift.lock"
+
+# --- apply reads and writes on the same session ---------------------------
+expect "apply PLANFILE" 1 1 0 "${E[@]}" apply "$E2E_TMP/plan.json" "${KH[@]}"
+for h in "${FLEET_HOSTS[@]}"; do cp "$BROKEN" "$(host_file "$h")"; done
+expect "apply --yes" 1 1 0 "${E[@]}" apply "$INV" "${KH[@]}" --yes
+assert_contains "$(cat "$E2E_TMP/out")" "3 changed" "apply --yes changed all"
+cp "$DEFAULT" "$(host_file gpu-02)"
+expect "drift --fix" 1 1 0 "${E[@]}" drift "$INV" "${KH[@]}" --fix \
+    --lock "$E2E_TMP/drift.lock"
+assert_contains "$(cat "$E2E_TMP/out")" "gpu-02" "drift --fix fixed gpu-02"
+expect "backups" 1 1 0 "${E[@]}" backups "$INV" "${KH[@]}"
+expect "rollback --yes" 1 1 0 "${E[@]}" rollback "$INV" "${KH[@]}" --yes
