@@ -1,7 +1,11 @@
 # envctl - one GNU Makefile (git's style).  Quiet unless V=1.
 #
-#   make                 build envctl (and envctl-agent once it exists)
-#   make check           unit tests, then again under ASan+UBSan
+#   make                 build envctl and envctl-agent
+#   make check           lints, unit tests, e2e against real sshd hosts, the
+#                        bench's proxy test, then the unit tests under
+#                        ASan+UBSan
+#   make bench           speed against OpenSSH, parallel-ssh, Ansible (root)
+#   make demo            a 3-host demo fleet and its plan (root)
 #   make install         PREFIX=/usr/local DESTDIR= BINDIR= MANDIR=
 #   make lint-layers     include rules between common/, agent/, controller/
 
@@ -73,9 +77,12 @@ AGENT = $(B)/envctl-agent
 AGENT_FAULTS = $(B)/envctl-agent-faults
 
 # The agent is shipped to hosts, so it is static (glibc and jansson linked
-# in); sanitizer runtimes cannot be static, so that build is dynamic.
+# in) and stripped (a quarter less to upload to every new host; build with
+# AGENT_STRIP= to debug it); sanitizer runtimes cannot be static, so that
+# build is dynamic.
+AGENT_STRIP = -s
 ifeq ($(SANITIZE),)
-AGENT_LDFLAGS = -static
+AGENT_LDFLAGS = -static $(AGENT_STRIP)
 AGENT_LIBS = -l:libjansson.a
 else
 AGENT_LDFLAGS =
@@ -130,6 +137,10 @@ check-unit: all $(AGENT_FAULTS) $(TEST_BIN)
 check-e2e: all $(AGENT_FAULTS)
 	$(Q)$(TEST_ENV) tests/e2e/run
 
+# The benchmark's own tools (the latency proxy), tested for real.
+check-bench-tools: $(B)/delayproxy
+	$(Q)tests/bench/delayproxy-test $(B)/delayproxy
+
 # Runs the suites without linking envctl, e.g. one module on its own:
 #   make B=build/x CTL_SRC=controller/diff.c TEST_SRC=tests/unit/check_diff.c check-only
 check-only: $(TEST_BIN) $(if $(AGENT_SRC),$(AGENT_FAULTS))
@@ -138,6 +149,7 @@ check-only: $(TEST_BIN) $(if $(AGENT_SRC),$(AGENT_FAULTS))
 check: lint-layers lint-man
 	$(Q)$(MAKE) --no-print-directory check-unit
 	$(Q)$(MAKE) --no-print-directory check-e2e
+	$(Q)$(MAKE) --no-print-directory check-bench-tools
 	$(Q)echo '== again under SANITIZE=address,undefined'
 	$(Q)ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -155,8 +167,13 @@ demo: all
 demo-stop:
 	$(Q)scripts/demo stop
 
+# The benchmark's latency mode puts this TCP delay proxy before the hosts.
+$(B)/delayproxy: tests/bench/delayproxy.c
+	@mkdir -p $(dir $@)
+	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $<
+
 # envctl plan against a raw OpenSSH fan-out on N local sshd hosts (root).
-bench: all
+bench: all $(B)/delayproxy
 	$(Q)B=$(B) tests/bench/run --hosts $(or $(HOSTS),100)
 
 install: all
@@ -189,7 +206,7 @@ lint-man:
 clean:
 	rm -rf build
 
-.PHONY: all bench demo demo-stop check check-unit check-e2e check-only lint-layers lint-man install uninstall clean
+.PHONY: all bench demo demo-stop check check-unit check-e2e check-bench-tools check-only lint-layers lint-man install uninstall clean
 .SECONDARY:
 
 -include $(shell find build -name '*.d' 2>/dev/null)
