@@ -426,13 +426,32 @@ out:
 	return r;
 }
 
-/* Uploads the agent into the cache the bootstrap named, then starts again. */
+/* Appends s as one single-quoted word for sh, csh and fish alike. */
+static void
+buf_add_quoted(struct buf *b, const char *s)
+{
+	buf_addch(b, '\'');
+	for (; *s != '\0'; s++) {
+		if (*s == '\'')
+			buf_addstr(b, "'\\''");
+		else
+			buf_addch(b, *s);
+	}
+	buf_addch(b, '\'');
+}
+
+/*
+ * Uploads the agent into the cache the bootstrap named, then starts it
+ * there by its full path: the login shell execs it at once, without the
+ * bootstrap's sh.
+ */
 static int
 restart(struct agentlink *l, const char *bootmsg, struct err *err)
 {
 	char arch[64], dir[1024];
 	const struct agent_binary *ab = l->o->agent;
-	char *name;
+	struct buf cmd = ENVCTL_BUF_INIT;
+	char *name, *path;
 	int r;
 
 	if (sscanf(bootmsg, "envctl-bootstrap %63s %1023[^\n]", arch,
@@ -445,9 +464,14 @@ restart(struct agentlink *l, const char *bootmsg, struct err *err)
 		    ab->arch);
 	name = xasprintf("envctl-agent-%s", ab->sha256);
 	r = conn_upload(l->conn, dir, name, ab->data, ab->len, 0700, err);
+	if (r == 0 && (r = sudo_prefix(&cmd, l->h, err)) == 0) {
+		path = xasprintf("%s/%s", dir, name);
+		buf_add_quoted(&cmd, path);
+		free(path);
+		r = conn_exec(l->conn, cmd.data, err);
+	}
 	free(name);
-	if (r == 0)
-		r = conn_exec(l->conn, l->cmd, err);
+	buf_release(&cmd);
 	if (r == 0 && l->unanswered.len > 0)
 		r = conn_send(l->conn, l->unanswered.data, l->unanswered.len,
 		    err);

@@ -1700,8 +1700,9 @@ conn_upload(struct host_conn *c, const char *dir, const char *name,
 	}
 	tmp = xasprintf("%s/.%s.tmp-%02x%02x%02x%02x%02x%02x", dir, name,
 	    rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
+	/* Created with its mode (less the server's umask): no chmod trip. */
 	if ((f = sftp_open(c->sftp, tmp, O_WRONLY | O_CREAT | O_EXCL,
-	    0600)) == NULL) {
+	    (mode_t)mode)) == NULL) {
 		rc = sftp_fail(c, ENVCTL_EREMOTE, err, "cannot create '%s'",
 		    tmp);
 		free(tmp);
@@ -1724,11 +1725,6 @@ conn_upload(struct host_conn *c, const char *dir, const char *name,
 	f = NULL;
 	if (rc != SSH_NO_ERROR) {
 		rc = sftp_fail(c, ENVCTL_EREMOTE, err, "cannot write '%s'",
-		    tmp);
-		goto out;
-	}
-	if (sftp_chmod(c->sftp, tmp, (mode_t)mode) != 0) {
-		rc = sftp_fail(c, ENVCTL_EREMOTE, err, "cannot chmod '%s'",
 		    tmp);
 		goto out;
 	}

@@ -95,8 +95,9 @@ const struct buf *conn_stderr(const struct host_conn *c);
 /*
  * Uploads data to dir/name through SFTP (one SFTP session per connection,
  * opened on first use): creates dir (mode 0700, parents too; relative to
- * the login directory unless absolute), writes a temporary name in dir in
- * 32 KiB chunks, sets mode, then renames it into place.  An existing
+ * the login directory unless absolute), creates a temporary name in dir
+ * with mode (less the SFTP server's umask), writes it in chunks as large
+ * as the server takes, then renames it into place.  An existing
  * dir/name is left as it is (content-addressed names); the temporary file
  * is removed on any failure the connection survives.
  */
