@@ -164,7 +164,9 @@ sudo_prefix(struct buf *out, const struct host *h, struct err *err)
  * One exec for a warm host: run the cached agent, or say where the cache
  * is and what the architecture is, and exit BOOTSTRAP_MISSING.  "Are we
  * root" is asked as "do we own /" (test -O, a shell builtin): $(id -u)
- * would cost a fork and an exec on every connection.
+ * would cost a fork and an exec on every connection.  The architecture
+ * comes from the kernel.arch sysctl (Linux 6.1+; read is a builtin), else
+ * from uname -m.
  */
 static int
 bootstrap_cmd(struct agentlink *l, struct err *err)
@@ -178,7 +180,8 @@ bootstrap_cmd(struct agentlink *l, struct err *err)
 	    "[ -O / ] || d=\"$HOME/.cache/envctl/agent\"; "
 	    "a=\"$d/envctl-agent-%s\"; "
 	    "[ -x \"$a\" ] && exec %s\"$a\"; "
-	    "echo \"envctl-bootstrap $(uname -m) $d\" >&2; exit %d'",
+	    "read m 2>/dev/null </proc/sys/kernel/arch || m=$(uname -m); "
+	    "echo \"envctl-bootstrap $m $d\" >&2; exit %d'",
 	    l->o->agent->sha256, sudo.data, BOOTSTRAP_MISSING);
 	l->cmd = buf_detach(&b, NULL);
 out:
