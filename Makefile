@@ -5,6 +5,7 @@
 #                        bench's proxy test, then the unit tests under
 #                        ASan+UBSan
 #   make bench           speed against OpenSSH, parallel-ssh, Ansible (root)
+#   make bench-scale     envctl plan on 1000 inventory hosts (root)
 #   make demo            a 3-host demo fleet and its plan (root)
 #   make install         PREFIX=/usr/local DESTDIR= BINDIR= MANDIR=
 #   make lint-layers     include rules between common/, agent/, controller/
@@ -172,9 +173,18 @@ $(B)/delayproxy: tests/bench/delayproxy.c
 	@mkdir -p $(dir $@)
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $<
 
-# envctl plan against a raw OpenSSH fan-out on N local sshd hosts (root).
+# envctl against an OpenSSH fan-out, parallel-ssh and Ansible on local sshd
+# hosts (root; docs/bench.md):
+#   make bench [HOSTS=100] [ROUNDS=3] [RTT=ms]   side by side; RTT: latency
+#   make bench-scale [SCALE=1000] [HOSTS=100]    SCALE names over HOSTS sshds
 bench: all $(B)/delayproxy
-	$(Q)B=$(B) tests/bench/run --hosts $(or $(HOSTS),100)
+	$(Q)B=$(B) tests/bench/run --hosts $(or $(HOSTS),100) \
+	    $(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(RTT),--rtt-ms $(RTT))
+
+bench-scale: all $(B)/delayproxy
+	$(Q)B=$(B) tests/bench/run --scale $(or $(SCALE),1000) \
+	    --hosts $(or $(HOSTS),100) --rounds $(or $(ROUNDS),2) \
+	    $(if $(RTT),--rtt-ms $(RTT))
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) \
@@ -206,7 +216,7 @@ lint-man:
 clean:
 	rm -rf build
 
-.PHONY: all bench demo demo-stop check check-unit check-e2e check-bench-tools check-only lint-layers lint-man install uninstall clean
+.PHONY: all bench bench-scale demo demo-stop check check-unit check-e2e check-bench-tools check-only lint-layers lint-man install uninstall clean
 .SECONDARY:
 
 -include $(shell find build -name '*.d' 2>/dev/null)
