@@ -24,6 +24,8 @@
 
 /* The bootstrap's exit status when the agent is not in the cache. */
 #define BOOTSTRAP_MISSING	97
+#define BOOTSTRAP_LINE		"envctl-bootstrap"	/* arch, cache dir */
+#define GO_MARKER		"envctl-go-"		/* + the sha256 */
 #define AGENT_MAX		(64u * 1024 * 1024)
 #define STDERR_MAX		(64u * 1024)
 
@@ -38,7 +40,9 @@ struct agentlink {
 	struct buf	 unanswered;	/* frames sent before any reply */
 	struct buf	 errout;	/* local agent's stderr */
 	int		 answered;	/* a reply came: the agent runs */
-	int		 restarted;
+	int		 restarted;	/* the agent was uploaded */
+	char		*cache;		/* where it was uploaded to */
+	size_t		 errseen;	/* stderr bytes looked at */
 	time_t		 deadline;
 };
 
@@ -161,17 +165,23 @@ sudo_prefix(struct buf *out, const struct host *h, struct err *err)
 }
 
 /*
- * One exec for a warm host: run the cached agent, or say where the cache
- * is and what the architecture is, and exit BOOTSTRAP_MISSING.  "Are we
- * root" is asked as "do we own /" (test -O, a shell builtin): $(id -u)
- * would cost a fork and an exec on every connection.  The architecture
- * comes from the kernel.arch sysctl (Linux 6.1+; read is a builtin), else
- * from uname -m.
+ * The one exec: run the cached agent.  When it is not there, say where the
+ * cache is and what the architecture is on stderr, then read stdin line
+ * by line (the requests already sent go by: they are sent again) until
+ * the line GO_MARKER<sha256> that follows the upload, and run the agent
+ * then, on the same channel; exit BOOTSTRAP_MISSING when it still cannot
+ * (EOF came first, or the cache is mounted noexec).
+ * sh's read takes one byte at a time from a pipe, so what follows the
+ * marker is left for the agent.  "Are we root" is asked as "do we own /"
+ * (test -O, a builtin): $(id -u) would cost a fork and an exec on every
+ * connection.  The architecture comes from the kernel.arch sysctl (Linux
+ * 6.1+; read is a builtin), else from uname -m.
  */
 static int
 bootstrap_cmd(struct agentlink *l, struct err *err)
 {
 	struct buf b = ENVCTL_BUF_INIT, sudo = ENVCTL_BUF_INIT;
+	const char *sha = l->o->agent->sha256;
 	int r;
 
 	if ((r = sudo_prefix(&sudo, l->h, err)) != 0)
@@ -181,8 +191,10 @@ bootstrap_cmd(struct agentlink *l, struct err *err)
 	    "a=\"$d/envctl-agent-%s\"; "
 	    "[ -x \"$a\" ] && exec %s\"$a\"; "
 	    "read m 2>/dev/null </proc/sys/kernel/arch || m=$(uname -m); "
-	    "echo \"envctl-bootstrap $m $d\" >&2; exit %d'",
-	    l->o->agent->sha256, sudo.data, BOOTSTRAP_MISSING);
+	    "echo \"" BOOTSTRAP_LINE " $m $d\" >&2; "
+	    "while IFS= read -r l; do [ \"$l\" = " GO_MARKER "%s ] && "
+	    "break; done; [ -x \"$a\" ] && exec %s\"$a\"; exit %d'",
+	    sha, sudo.data, sha, sudo.data, BOOTSTRAP_MISSING);
 	l->cmd = buf_detach(&b, NULL);
 out:
 	buf_release(&sudo);
@@ -411,10 +423,10 @@ agentlink_send(struct agentlink *l, const json_t *req, struct err *err)
 	if (l->conn != NULL) {
 		r = conn_send(l->conn, frame.data, frame.len, err);
 		/*
-		 * Before the first reply, a failed write most likely means the
-		 * bootstrap exited because the agent is not cached yet: the
-		 * frame is kept in l->unanswered, and agentlink_recv() reads
-		 * the exit status and uploads, or reports the real cause.
+		 * Before the first reply, a failed write means the bootstrap
+		 * ended early (sudo refused, no shell...): the frame is kept
+		 * in l->unanswered, and agentlink_recv() reads the exit
+		 * status and reports the real cause.
 		 */
 		if (r != 0 && !l->answered) {
 			err_release(err);
@@ -429,56 +441,56 @@ out:
 	return r;
 }
 
-/* Appends s as one single-quoted word for sh, csh and fish alike. */
-static void
-buf_add_quoted(struct buf *b, const char *s)
+/*
+ * The bootstrap's line on stderr (BOOTSTRAP_LINE arch dir), whole, or
+ * NULL while it has not come yet.
+ */
+static const char *
+bootstrap_line(const struct buf *se)
 {
-	buf_addch(b, '\'');
-	for (; *s != '\0'; s++) {
-		if (*s == '\'')
-			buf_addstr(b, "'\\''");
-		else
-			buf_addch(b, *s);
+	const char *p = se->data;
+
+	while ((p = strstr(p, BOOTSTRAP_LINE " ")) != NULL) {
+		if ((p == se->data || p[-1] == '\n') && strchr(p, '\n') != NULL)
+			return p;
+		p++;
 	}
-	buf_addch(b, '\'');
+	return NULL;
 }
 
 /*
- * Uploads the agent into the cache the bootstrap named, then starts it
- * there by its full path: the login shell execs it at once, without the
- * bootstrap's sh.
+ * Uploads the agent into the cache the bootstrap named, then tells the
+ * waiting bootstrap to start it and sends again what it read meanwhile.
  */
 static int
 restart(struct agentlink *l, const char *bootmsg, struct err *err)
 {
 	char arch[64], dir[1024];
 	const struct agent_binary *ab = l->o->agent;
-	struct buf cmd = ENVCTL_BUF_INIT;
-	char *name, *path;
+	struct buf go = ENVCTL_BUF_INIT;
+	char *name;
 	int r;
 
-	if (sscanf(bootmsg, "envctl-bootstrap %63s %1023[^\n]", arch,
+	l->restarted = 1;
+	if (sscanf(bootmsg, BOOTSTRAP_LINE " %63s %1023[^\n]", arch,
 	    dir) != 2)
 		return err_set(err, ENVCTL_EREMOTE, "cannot start the agent: "
-		    "%s", bootmsg);
+		    "%.300s", bootmsg);
 	if (strcmp(arch, ab->arch) != 0)
 		return err_set(err, ENVCTL_EUNSUPPORTED, "host architecture "
 		    "is %s, but this envctl has an agent for %s only", arch,
 		    ab->arch);
 	name = xasprintf("envctl-agent-%s", ab->sha256);
 	r = conn_upload(l->conn, dir, name, ab->data, ab->len, 0700, err);
-	if (r == 0 && (r = sudo_prefix(&cmd, l->h, err)) == 0) {
-		path = xasprintf("%s/%s", dir, name);
-		buf_add_quoted(&cmd, path);
-		free(path);
-		r = conn_exec(l->conn, cmd.data, err);
-	}
 	free(name);
-	buf_release(&cmd);
-	if (r == 0 && l->unanswered.len > 0)
-		r = conn_send(l->conn, l->unanswered.data, l->unanswered.len,
-		    err);
-	l->restarted = 1;
+	if (r != 0)
+		return r;
+	l->cache = xstrdup(dir);
+	/* The newline first: the last request read may lack one. */
+	buf_addf(&go, "\n" GO_MARKER "%s\n", ab->sha256);
+	buf_add(&go, l->unanswered.data, l->unanswered.len);
+	r = conn_send(l->conn, go.data, go.len, err);
+	buf_release(&go);
 	return r;
 }
 
@@ -487,9 +499,13 @@ static int
 ended(int status, const char *raw, struct err *err)
 {
 	char errtext[512];
+	const char *nl;
 	size_t n;
 
-	/* One line: the remote stderr's first, without its newline. */
+	/* One line: the remote stderr's first but the bootstrap's own. */
+	while (strncmp(raw, BOOTSTRAP_LINE " ", sizeof(BOOTSTRAP_LINE)) == 0 &&
+	    (nl = strchr(raw, '\n')) != NULL)
+		raw = nl + 1;
 	n = strcspn(raw, "\r\n");
 	if (n >= sizeof(errtext))
 		n = sizeof(errtext) - 1;
@@ -511,6 +527,7 @@ int
 agentlink_recv(struct agentlink *l, json_t **reply, struct err *err)
 {
 	const struct buf *se;
+	const char *line;
 	size_t before;
 	int r, status, eof;
 
@@ -538,19 +555,26 @@ agentlink_recv(struct agentlink *l, json_t **reply, struct err *err)
 			    128 + WTERMSIG(status), l->errout.data, err);
 			break;
 		}
-		if ((r = conn_recv(l->conn, &l->in, err)) != 0)
-			break;
-		if (l->in.len > before)
-			continue;
-		/* No bytes and no error: the command exited. */
-		if ((r = conn_exit(l->conn, &status, err)) != 0)
-			break;
 		se = conn_stderr(l->conn);
-		if (status == BOOTSTRAP_MISSING && !l->answered &&
-		    !l->restarted) {
-			if ((r = restart(l, se->data, err)) != 0)
+		if (!l->answered && !l->restarted &&
+		    (line = bootstrap_line(se)) != NULL) {
+			if ((r = restart(l, line, err)) != 0)
 				break;
 			continue;
+		}
+		l->errseen = se->len;
+		if ((r = conn_recv_any(l->conn, &l->in, err)) != 0)
+			break;
+		if (l->in.len > before || se->len != l->errseen)
+			continue;
+		/* No bytes, no stderr and no error: the command exited. */
+		if ((r = conn_exit(l->conn, &status, err)) != 0)
+			break;
+		if (status == BOOTSTRAP_MISSING && l->restarted) {
+			r = err_set(err, ENVCTL_EREMOTE, "the agent uploaded "
+			    "to '%s' cannot be run there (a noexec mount?)",
+			    l->cache);
+			break;
 		}
 		r = ended(status, se->data, err);
 		break;
@@ -607,5 +631,6 @@ agentlink_close(struct agentlink *l)
 	buf_release(&l->unanswered);
 	buf_release(&l->errout);
 	free(l->cmd);
+	free(l->cache);
 	free(l);
 }

@@ -3,9 +3,10 @@
  *
  * Over SSH, the agent is started from the host's per-user cache
  * (/var/lib/envctl/agent for root, ~/.cache/envctl/agent otherwise) under
- * its SHA-256 name; when it is not there yet, the first reply never comes,
- * so the link uploads it through SFTP and starts it again, replaying what
- * was sent: the caller only sees requests and replies.  With
+ * its SHA-256 name; when it is not there yet, the bootstrap says so and
+ * waits, the link uploads it through SFTP, and the same channel starts it
+ * and gets again what was sent: the caller only sees requests and
+ * replies.  With
  * ansible_connection: local the same agent runs as a child process.
  * Requests may be pipelined: send several, then receive their replies in
  * order.  One link belongs to one thread; errors carry the host name.

@@ -1501,9 +1501,11 @@ take_pending(struct host_conn *c, struct buf *out, struct err *err)
 	return 0;
 }
 
-int
-conn_recv(struct host_conn *c, struct buf *out, struct err *err)
+static int
+recv_until(struct host_conn *c, struct buf *out, bool wake_on_stderr,
+    struct err *err)
 {
+	size_t errlen = c->errbuf.len;
 	int rc;
 
 	if (c->sent) {
@@ -1527,11 +1529,25 @@ conn_recv(struct host_conn *c, struct buf *out, struct err *err)
 		if (ssh_channel_is_eof(c->chan) ||
 		    ssh_channel_is_closed(c->chan))
 			break;
+		if (wake_on_stderr && c->errbuf.len != errlen)
+			break;
 		if ((rc = wait_io(c, err)) != 0)
 			break;
 	}
 	step_end(c);
 	return rc;
+}
+
+int
+conn_recv(struct host_conn *c, struct buf *out, struct err *err)
+{
+	return recv_until(c, out, false, err);
+}
+
+int
+conn_recv_any(struct host_conn *c, struct buf *out, struct err *err)
+{
+	return recv_until(c, out, true, err);
 }
 
 int

@@ -85,6 +85,12 @@ int	conn_send(struct host_conn *c, const void *data, size_t len,
  */
 int	conn_recv(struct host_conn *c, struct buf *out, struct err *err);
 /*
+ * As conn_recv(), but also returns 0 with nothing appended as soon as the
+ * command's stderr has grown: a caller waiting for a line there compares
+ * conn_stderr() with what it saw (unchanged and nothing appended: the end).
+ */
+int	conn_recv_any(struct host_conn *c, struct buf *out, struct err *err);
+/*
  * Closes stdin, waits for the command to exit and closes its channel;
  * *status gets the exit status (-1 when it died by a signal).  Stdout
  * still unread is kept for conn_recv().

@@ -145,3 +145,17 @@ assert_eq "$made" 1 "gpu-01: exactly one backup for one change"
 # writing.
 cat "$E2E_TMP/a1" "$E2E_TMP/a2" >"$E2E_TMP/both"
 assert_eq "$(grep -c 'gpu-01: changed' "$E2E_TMP/both")" 1 "gpu-01 changed once"
+
+# --- an agent cache on a noexec mount: a clear error, no hang -------------
+# The bootstrap waits for the upload, finds the agent there but cannot run
+# it, and ends at EOF; envctl must say so rather than wait for a reply.
+pid=$(awk '$1 == "gpu-02" {print $2}' "$FLEET_DIR/pids")
+nsenter -t "$pid" -m mount -t tmpfs -o size=4m,mode=0755,noexec envctl-e2e \
+    /var/lib/envctl || fatal "cannot mount a noexec tmpfs in gpu-02's namespace"
+start=$(date +%s)
+out=$("${E[@]}" plan "$INV" "${KH[@]}" -l gpu-02 2>&1)
+assert_eq "$?" 1 "noexec cache: plan fails"
+assert_contains "$out" "gpu-02: failed" "noexec cache: the host"
+assert_contains "$out" "cannot be run there (a noexec mount?)" "noexec cache: the reason"
+[ $(($(date +%s) - start)) -le 10 ] || fail "noexec cache: took longer than 10 s"
+nsenter -t "$pid" -m umount /var/lib/envctl || fail "cannot unmount gpu-02's tmpfs"

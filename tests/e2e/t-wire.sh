@@ -2,7 +2,7 @@
 # t-wire.sh - the structure that makes envctl fast, counted by the hosts'
 # own sshd logs (not by envctl): every command makes exactly one SSH
 # connection per host; a warm plan uses one exec channel (at most two
-# allowed) and no SFTP; only a cold host gets an SFTP session, once.
+# allowed) and no SFTP; a cold host gets one SFTP session more, once.
 # Nothing here is timed: `make bench` measures speed.
 
 # shellcheck source=SCRIPTDIR/lib.sh
@@ -48,8 +48,9 @@ expect() {
 	done <"$E2E_TMP/before" 3<"$E2E_TMP/after"
 }
 
-# --- cold: one connection; the failed first exec, SFTP once, the agent ---
-expect "cold plan" 1 2 1 "${E[@]}" plan "$INV" "${KH[@]}"
+# --- cold: one connection; one exec (the bootstrap waits for the upload
+# and becomes the agent), SFTP once -----------------------------------------
+expect "cold plan" 1 1 1 "${E[@]}" plan "$INV" "${KH[@]}"
 # --- warm: one connection, one exec, no SFTP --------------------------------
 expect "warm plan" 1 1-2 0 "${E[@]}" plan "$INV" "${KH[@]}" --json
 python3 - "$E2E_TMP/out" <<'PY' || fail "warm plan: envctl's own counts"
