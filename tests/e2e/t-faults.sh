@@ -3,7 +3,9 @@
 # the agent killed at every step leaves the old or the new file, whole,
 # no temp file after the next run, and the lock free; a candidate that
 # does not work is refused before anything is written; two applies at once
-# end consistent with one backup per change.
+# end consistent with one backup per change; an agent cache on a noexec
+# mount and an agent built for another architecture fail at once, with
+# the reason.
 #
 # Uses the agent built with test-only fault points (build/envctl-agent-
 # faults, -DENVCTL_FAULTS) and ENVCTL_TEST_FAULT, which asks it to _exit
@@ -159,3 +161,22 @@ assert_contains "$out" "gpu-02: failed" "noexec cache: the host"
 assert_contains "$out" "cannot be run there (a noexec mount?)" "noexec cache: the reason"
 [ $(($(date +%s) - start)) -le 10 ] || fail "noexec cache: took longer than 10 s"
 nsenter -t "$pid" -m umount /var/lib/envctl || fail "cannot unmount gpu-02's tmpfs"
+
+# --- an agent for another architecture: refused before any upload --------
+# A copy of the agent whose ELF header says aarch64 (e_machine 183): the
+# host says x86_64 while its bootstrap waits, and nothing is uploaded.
+if [ "$(uname -m)" = x86_64 ]; then
+	cp "${ENVCTL_AGENT:-$(dirname "$ENVCTL_BIN")/envctl-agent}" "$E2E_TMP/agent-aarch64"
+	printf '\267\000' | dd of="$E2E_TMP/agent-aarch64" bs=1 seek=18 \
+	    conv=notrunc 2>/dev/null
+	cache=$(host_dir gpu-01)/var-lib-envctl/agent
+	before=$(ls -A "$cache" | wc -l)
+	start=$(date +%s)
+	out=$(ENVCTL_AGENT=$E2E_TMP/agent-aarch64 "${E[@]}" plan "$INV" "${KH[@]}" \
+	    -l gpu-01 2>&1)
+	assert_eq "$?" 1 "other architecture: plan fails"
+	assert_contains "$out" "host architecture is x86_64, but this envctl has an agent for aarch64 only" \
+	    "other architecture: the reason"
+	assert_eq "$(ls -A "$cache" | wc -l)" "$before" "other architecture: nothing uploaded"
+	[ $(($(date +%s) - start)) -le 10 ] || fail "other architecture: took longer than 10 s"
+fi
