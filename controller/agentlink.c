@@ -570,7 +570,7 @@ agentlink_recv(struct agentlink *l, json_t **reply, struct err *err)
 		/* No bytes, no stderr and no error: the command exited. */
 		if ((r = conn_exit(l->conn, &status, err)) != 0)
 			break;
-		if (status == BOOTSTRAP_MISSING && l->restarted) {
+		if (status == BOOTSTRAP_MISSING && l->cache != NULL) {
 			r = err_set(err, ENVCTL_EREMOTE, "the agent uploaded "
 			    "to '%s' cannot be run there (a noexec mount?)",
 			    l->cache);
