@@ -845,17 +845,27 @@ START_TEST(test_against_ansible)
 	    "        if not isinstance(v, (dict, list)):\n"
 	    "            print('%s %s=%s' % (h, k, v))\n";
 	char *path = tu_srcpath("tests/data/inventory/gpu-fleet.yaml");
-	char *inv_argv[] = { "ansible-inventory", "-i", path, "--list",
-		NULL };
+	char *inv_argv[] = { "/usr/bin/ansible-inventory", "-i", path,
+		"--list", NULL };
 	char *py_argv[] = { (char *)tu_python(), "-c", (char *)script, NULL };
 	struct inventory *inv = load_fleet();
 	struct tu_run r, py;
 	const struct host *h;
 	const char *name;
-	char *line, *val;
+	char *line, *val, *tmp = tu_mkdtemp(), *envp[7];
 	size_t i, j;
 
-	tu_run(&r, inv_argv, NULL, NULL, 0);
+	/* Ansible keeps a temp dir under $HOME: give it ours, not /root. */
+	envp[0] = "PATH=/usr/bin:/bin";
+	envp[1] = "LANG=C.UTF-8";
+	envp[2] = xasprintf("HOME=%s", tmp);
+	envp[3] = xasprintf("ANSIBLE_HOME=%s/ansible", tmp);
+	envp[4] = xasprintf("ANSIBLE_LOCAL_TEMP=%s/tmp", tmp);
+	line = tu_writes(tmp, "ansible.cfg", "# empty\n");
+	envp[5] = xasprintf("ANSIBLE_CONFIG=%s", line);
+	envp[6] = NULL;
+	free(line);
+	tu_run(&r, inv_argv, envp, NULL, 0);
 	if (r.status == 127) {
 		fprintf(stderr, "check_inventory: no ansible-inventory, "
 		    "comparison skipped\n");
@@ -884,6 +894,10 @@ out:
 	tu_run_free(&r);
 	inventory_free(inv);
 	free(path);
+	for (i = 2; i < 6; i++)
+		free(envp[i]);
+	tu_rmtree(tmp);
+	free(tmp);
 }
 END_TEST
 
