@@ -4,7 +4,9 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "common/err.h"
 #include "common/strutil.h"
+#include "controller/agentlink.h"
 #include "controller/cmd.h"
 #include "controller/output.h"
 
@@ -82,6 +84,27 @@ usage(int to_stderr)
 	buf_release(&b);
 }
 
+/*
+ * The version, and the agent this envctl ships to hosts: its SHA-256 names
+ * it in the hosts' caches, and a sudoers rule can pin it (sha256:HASH).
+ */
+static void
+version(void)
+{
+	struct agent_binary ab;
+	struct err err = ENVCTL_ERR_INIT;
+
+	out_printf("envctl %s\n", ENVCTL_VERSION);
+	if (agent_binary_load(&ab, NULL, &err) != 0) {
+		out_printf("agent   not found: %s\n", err.msg);
+		err_release(&err);
+		return;
+	}
+	out_printf("agent   %s (%s, sha256 %s)\n", ab.path, ab.arch,
+	    ab.sha256);
+	agent_binary_release(&ab);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -98,7 +121,7 @@ main(int argc, char **argv)
 		return ENVCTL_EXIT_OK;
 	}
 	if (strcmp(argv[1], "--version") == 0) {
-		out_printf("envctl %s\n", ENVCTL_VERSION);
+		version();
 		return ENVCTL_EXIT_OK;
 	}
 	for (i = 0; i < NCOMMANDS; i++) {

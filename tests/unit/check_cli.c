@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/xmalloc.h"
+#include "controller/hash.h"
 #include "testutil.h"
 
 static char *dir;
@@ -517,10 +518,28 @@ START_TEST(test_usage_and_exit_codes)
 {
 	struct tu_run r;
 	char *inv = data("fleet.yaml");
+	char hex[ENVCTL_SHA256_HEX], *bytes, *line;
+	const char *agent;
+	size_t len;
 
 	envctl(&r, "--version", NULL, NULL, NULL, NULL, NULL);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_ptr_nonnull(strstr(r.out, "envctl "));
+	/* The agent it ships, by the digest a sudoers rule would pin. */
+	if ((agent = getenv("ENVCTL_AGENT")) != NULL) {
+		bytes = tu_read(agent, &len);
+		ck_assert_ptr_nonnull(bytes);
+		hash_sha256_hex(hex, bytes, len);
+		line = xasprintf("agent   %s (", agent);
+		ck_assert_msg(strstr(r.out, line) != NULL, "want '%s' in '%s'",
+		    line, r.out);
+		free(line);
+		line = xasprintf(", sha256 %s)\n", hex);
+		ck_assert_msg(strstr(r.out, line) != NULL, "want '%s' in '%s'",
+		    line, r.out);
+		free(line);
+		free(bytes);
+	}
 	tu_run_free(&r);
 	envctl(&r, "--help", NULL, NULL, NULL, NULL, NULL);
 	ck_assert_int_eq(r.status, 0);
