@@ -34,9 +34,18 @@ static const char *const usage[] = {
 	NULL
 };
 
-/* One host to change, wherever its input came from. */
+/*
+ * One host of the run, wherever its input came from: used when it is to
+ * be changed; else what the plan found (in sync, failed, or pending and
+ * not applied), for the report.
+ */
 struct job {
 	int		 used;
+	int		 planned;	/* not used: plan_outcome is set */
+	const char	*name;
+	enum outcome	 plan_outcome;
+	const char	*plan_code;	/* why it failed: code and message */
+	char		*plan_error;	/* (NULL when in sync or unknown) */
 	const struct host *host;
 	struct apply_input in;
 	struct desired	 d;		/* planfile mode: values to verify */
@@ -47,8 +56,9 @@ struct job {
 };
 
 struct run {
-	struct job	*jobs;		/* used ones only count */
+	struct job	*jobs;		/* used ones are applied */
 	size_t		 njobs;
+	int		 from_planfile;
 	const struct playbook *pb;
 	struct apply_opts ao;
 	struct report_opts ro;
@@ -101,6 +111,9 @@ run_jobs(struct run *r, int forks)
 static void
 job_from_plan(struct job *j, const struct host_plan *hp)
 {
+	free(j->plan_error);
+	j->plan_error = NULL;
+	j->planned = 0;
 	j->used = 1;
 	j->host = hp->host;
 	apply_input_from_plan(&j->in, hp);
@@ -138,6 +151,45 @@ print_plan_host(void *arg, struct host_plan *hp)
 	buf_wipe(&b);
 }
 
+/* A host that was not applied, as apply --json lists it. */
+static json_t *
+planned_json(const struct job *j)
+{
+	return json_pack("{s:s, s:s, s:n, s:b, s:o}", "name", j->name,
+	    "outcome", outcome_name(j->plan_outcome), "backup", "restored", 0,
+	    "error", j->plan_error != NULL ? json_pack("{s:s, s:s}", "code",
+	    j->plan_code, "message", j->plan_error) : json_null());
+}
+
+/* A plan file's host that failed when planned: said, not skipped quietly. */
+static void
+planned_line(struct buf *b, const struct job *j)
+{
+	if (!j->planned || (j->plan_outcome != ENVCTL_OUT_FAILED &&
+	    j->plan_outcome != ENVCTL_OUT_UNREACHABLE))
+		return;
+	buf_addf(b, "%s: %s when the plan was made; not applied\n", j->name,
+	    outcome_name(j->plan_outcome));
+}
+
+/* Records what the plan found on a host that is not applied. */
+static void
+job_planned(struct job *j, const char *name, enum outcome o,
+    const struct err *err)
+{
+	struct buf b = ENVCTL_BUF_INIT;
+
+	j->planned = 1;
+	j->name = name;
+	j->plan_outcome = o;
+	if (err != NULL && err->code != 0) {
+		j->plan_code = err_codename(err->code);
+		err_format(err, &b);
+		buf_truncate(&b, b.len - 1);
+		j->plan_error = buf_detach(&b, NULL);
+	}
+}
+
 static void
 finish(struct run *r, struct plan_counts *c, int *code)
 {
@@ -165,6 +217,11 @@ finish(struct run *r, struct plan_counts *c, int *code)
 		for (i = 0; i < r->njobs; i++) {
 			const struct apply_result *ar = &r->jobs[i].ar;
 
+			if (r->jobs[i].planned) {
+				json_array_append_new(hosts, planned_json(
+				    &r->jobs[i]));
+				continue;
+			}
 			if (!r->jobs[i].used)
 				continue;
 			h = json_pack("{s:s, s:s}", "name", ar->host->name,
@@ -196,6 +253,8 @@ finish(struct run *r, struct plan_counts *c, int *code)
 		json_decref(root);
 	} else {
 		buf_reset(&b);
+		for (i = 0; r->from_planfile && i < r->njobs; i++)
+			planned_line(&b, &r->jobs[i]);
 		report_summary(&b, c, &r->ro);
 		out_write(b.data, b.len);
 	}
@@ -210,6 +269,7 @@ jobs_free(struct run *r)
 	size_t i;
 
 	for (i = 0; i < r->njobs; i++) {
+		free(r->jobs[i].plan_error);
 		if (!r->jobs[i].used)
 			continue;
 		apply_result_release(&r->jobs[i].ar);
@@ -218,6 +278,20 @@ jobs_free(struct run *r)
 		buf_wipe(&r->jobs[i].data);
 	}
 	free(r->jobs);
+}
+
+/* A plan file's outcome other than pending, or -1. */
+static int
+planned_outcome(const char *s)
+{
+	static const enum outcome known[] = { ENVCTL_OUT_OK,
+	    ENVCTL_OUT_FAILED, ENVCTL_OUT_UNREACHABLE };
+	size_t i;
+
+	for (i = 0; s != NULL && i < sizeof(known) / sizeof(known[0]); i++)
+		if (strcmp(s, outcome_name(known[i])) == 0)
+			return (int)known[i];
+	return -1;
 }
 
 /* --- envctl apply INVENTORY ------------------------------------------ */
@@ -265,6 +339,11 @@ apply_inventory(const char *inventory, const struct fleet_args *a, int yes,
 		else
 			report_count(&c, hps[i]);
 	}
+	/* What --json lists for the hosts it does not change. */
+	for (i = 0; i < n; i++)
+		if (!r->jobs[hps[i]->host->index].used)
+			job_planned(&r->jobs[hps[i]->host->index],
+			    hps[i]->host->name, hps[i]->outcome, &hps[i]->err);
 	if (yes) {
 		finish(r, &c, &code);
 		goto out;
@@ -396,9 +475,9 @@ apply_planfile(const char *path, const json_t *plan,
 	    plan, "inventory"), "path"));
 	const char *pbp = json_string_value(json_object_get(json_object_get(
 	    plan, "playbook"), "path"));
-	const char *outcome;
+	const char *outcome, *name;
 	size_t i;
-	int code = ENVCTL_EXIT_FAIL;
+	int code = ENVCTL_EXIT_FAIL, o;
 
 	if (json_integer_value(json_object_get(plan, "format")) !=
 	    ENVCTL_PLANFILE_FORMAT || inv == NULL || pbp == NULL ||
@@ -412,11 +491,25 @@ apply_planfile(const char *path, const json_t *plan,
 		goto fail;
 	r->pb = ctx.pb;
 	r->jobs = xcalloc(json_array_size(hosts) + 1, sizeof(*r->jobs));
+	r->from_planfile = 1;
 	json_array_foreach(hosts, i, ph) {
 		outcome = json_string_value(json_object_get(ph, "outcome"));
 		if (outcome == NULL || strcmp(outcome, "pending") != 0) {
-			if (outcome != NULL && strcmp(outcome, "ok") == 0)
+			if ((o = planned_outcome(outcome)) < 0 || (name =
+			    json_string_value(json_object_get(ph, "name"))) ==
+			    NULL) {
+				err_set(&err, ENVCTL_EPARSE, "%s: host %zu has "
+				    "no name or an unknown outcome", path, i);
+				goto fail;
+			}
+			if (o == ENVCTL_OUT_OK)
 				c.ok++;
+			else if (o == ENVCTL_OUT_UNREACHABLE)
+				c.unreachable++;
+			else
+				c.failed++;
+			job_planned(&r->jobs[r->njobs++], name,
+			    (enum outcome)o, NULL);
 			continue;
 		}
 		if (plan_job(&r->jobs[r->njobs], ph, &ctx, &err) != 0) {

@@ -135,3 +135,44 @@ assert_eq "$?" 0 "rollback of a created file"
 assert_eq "$(host_ssh gpu-02 "test -e $origin && echo present || echo gone")" gone \
     "rollback removed the created file"
 no_temp_files
+
+# --- apply --json lists every host, not only the ones it changed ----------
+"${E[@]}" apply "$INV" "${KH[@]}" -l gpu-02 --yes >/dev/null
+assert_eq "$?" 0 "gpu-02 converged again"
+json=$("${E[@]}" apply "$INV" "${KH[@]}" --yes --json)
+assert_eq "$?" 0 "apply --json exit status"
+printf '%s' "$json" | python3 -c '
+import json, sys
+doc = json.load(sys.stdin)
+assert doc["command"] == "apply", doc
+got = [(h["name"], h["outcome"]) for h in doc["hosts"]]
+assert got == [("gpu-01", "changed"), ("gpu-02", "ok"), ("gpu-03", "changed")], got
+for h in doc["hosts"]:
+    assert (h["backup"] is None) == (h["outcome"] == "ok"), h
+    assert h["error"] is None and h["restored"] is False, h
+assert doc["summary"] == {"changed": 2, "ok": 1, "failed": 0, "unreachable": 0}, doc["summary"]
+' || fail "apply --json: every host with its outcome"
+
+# --- a plan file names the hosts that failed when it was made --------------
+cp "$BROKEN" "$(host_file gpu-01)"
+pid=$(awk '$1 == "gpu-03" {print $2}' "$FLEET_DIR/pids")
+kill -STOP "$pid"
+"${E[@]}" plan "$INV" "${KH[@]}" --timeout 3 -o "$E2E_TMP/p2.json" >/dev/null 2>&1
+assert_eq "$?" 1 "plan -o with an unreachable host"
+out=$("${E[@]}" apply "$E2E_TMP/p2.json" "${KH[@]}" 2>&1)
+assert_eq "$?" 1 "apply PLANFILE: exit status names the unreachable host"
+assert_contains "$out" "gpu-01: changed" "apply PLANFILE: gpu-01 applied"
+assert_contains "$out" "gpu-03: unreachable when the plan was made; not applied" \
+    "apply PLANFILE: gpu-03 said"
+assert_contains "$out" "1 changed, 1 in sync, 1 unreachable" "apply PLANFILE: summary"
+cp "$BROKEN" "$(host_file gpu-01)"
+json=$("${E[@]}" apply "$E2E_TMP/p2.json" "${KH[@]}" --json)
+assert_eq "$?" 1 "apply PLANFILE --json exit status"
+kill -CONT "$pid"
+printf '%s' "$json" | python3 -c '
+import json, sys
+doc = json.load(sys.stdin)
+got = [(h["name"], h["outcome"]) for h in doc["hosts"]]
+assert got == [("gpu-01", "changed"), ("gpu-02", "ok"), ("gpu-03", "unreachable")], got
+assert doc["summary"] == {"changed": 1, "ok": 1, "failed": 0, "unreachable": 1}, doc["summary"]
+' || fail "apply PLANFILE --json: every host of the plan"
