@@ -523,6 +523,19 @@ ended(int status, const char *raw, struct err *err)
 	    status, errtext[0] != '\0' ? ": " : "", errtext);
 }
 
+void
+agentlink_set_timeout(struct agentlink *l, int seconds)
+{
+	time_t until = time(NULL) + seconds;
+
+	if (seconds <= l->o->timeout)
+		return;
+	if (l->conn != NULL)
+		conn_set_timeout(l->conn, seconds);
+	else if (until > l->deadline)
+		l->deadline = until;
+}
+
 int
 agentlink_recv(struct agentlink *l, json_t **reply, struct err *err)
 {

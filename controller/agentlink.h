@@ -60,6 +60,12 @@ int	agentlink_send(struct agentlink *l, const json_t *req, struct err *err);
  * reply is returned as such: use proto_reply_error() to read it.
  */
 int	agentlink_recv(struct agentlink *l, json_t **reply, struct err *err);
+/*
+ * Lets each wait that follows last up to seconds, when that is longer than
+ * the link's own timeout: for a request that takes long on the host (a
+ * change waits for the host's lock and runs the interpreter twice).
+ */
+void	agentlink_set_timeout(struct agentlink *l, int seconds);
 /* Channels, SFTP sessions and round trips used so far (zeros for local). */
 void	agentlink_stats(const struct agentlink *l, struct conn_stats *out);
 /* Ends the agent (EOF on its stdin) and the connection. */

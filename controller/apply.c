@@ -30,7 +30,7 @@ request(const struct host *h, const struct playbook *pb,
 	    "backup", "dir", pb->backup_dir, "keep", pb->backup_keep,
 	    "playbook", pb->name, "controller", o->controller,
 	    "lock_timeout_ms", o->lock_timeout * 1000,
-	    "timeout_ms", o->link->timeout * 1000);
+	    "timeout_ms", o->change_timeout * 1000);
 	json_object_set_new(req, "sha256_old", in->expect_exists ?
 	    json_string(in->expect_sha256) : json_null());
 	/* Only an agent built with -DENVCTL_FAULTS accepts this. */
@@ -110,6 +110,8 @@ apply_on(struct apply_result *ar, struct agentlink *l, const struct host *h,
 	ar->host = h;
 	ar->outcome = ENVCTL_OUT_FAILED;
 	req = request(h, pb, in, o);
+	/* Connecting and reading keep --timeout; the change may take longer. */
+	agentlink_set_timeout(l, o->change_timeout);
 	if (agentlink_send(l, req, &ar->err) != 0 ||
 	    agentlink_recv(l, &reply, &ar->err) != 0)
 		goto out;

@@ -51,6 +51,7 @@ struct apply_result {
 struct apply_opts {
 	const struct agentlink_opts *link;
 	int		 lock_timeout;	/* seconds */
+	int		 change_timeout; /* s: the change's waits and runs */
 	const char	*controller;	/* this machine's name, for metadata */
 	const char	*fault;		/* test-only: $ENVCTL_TEST_FAULT */
 };

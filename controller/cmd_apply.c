@@ -305,7 +305,6 @@ apply_inventory(const char *inventory, const struct fleet_args *a, int yes,
 	struct host_plan **hps = NULL;
 	struct plan_counts c = { 0 };
 	struct plan_then then = { apply_then, r };
-	struct fleet_args a2;
 	struct buf b = ENVCTL_BUF_INIT;
 	size_t n = 0, i, pending = 0;
 	int code;
@@ -320,15 +319,7 @@ apply_inventory(const char *inventory, const struct fleet_args *a, int yes,
 	r->pb = ctx.pb;
 	r->njobs = inventory_nhosts(ctx.inv);
 	r->jobs = xcalloc(r->njobs + 1, sizeof(*r->jobs));
-	/*
-	 * With --yes the apply runs on the plan's session: give it time for
-	 * the host lock and two interpreter runs, as apply_host's own
-	 * sessions get.
-	 */
-	a2 = *a;
-	if (a2.timeout < r->ao.lock_timeout + 10)
-		a2.timeout = r->ao.lock_timeout + 10;
-	code = cmd_run_plans(&ctx, inventory, &a2, &ab, yes ? &then : NULL,
+	code = cmd_run_plans(&ctx, inventory, a, &ab, yes ? &then : NULL,
 	    &hps, &n, print_plan_host, r);
 	if (code != ENVCTL_EXIT_OK)
 		goto out;
@@ -604,11 +595,12 @@ cmd_apply(int argc, char **argv)
 	lo.accept_new = a.accept_new;
 	lo.timeout = a.timeout;
 	/*
-	 * The agent may wait lock_timeout for the lock, then run the
-	 * interpreter twice: the session must outlast that.
+	 * The change may wait lock_timeout for the host's lock, then run the
+	 * interpreter twice: its waits get that long; connecting and reading
+	 * keep --timeout.
 	 */
-	if (lo.timeout < lock_timeout + 10)
-		lo.timeout = lock_timeout + 10;
+	r.ao.change_timeout = a.timeout > lock_timeout + 10 ? a.timeout :
+	    lock_timeout + 10;
 	if ((plan = load_planfile(operands[0])) != NULL) {
 		struct agent_binary ab;
 		struct err err = ENVCTL_ERR_INIT;

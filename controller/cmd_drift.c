@@ -236,7 +236,7 @@ write_report(const char *path, const struct context *ctx,
 int
 cmd_drift(int argc, char **argv)
 {
-	struct fleet_args a, a2;
+	struct fleet_args a;
 	const char *report = NULL, *metrics = NULL, *lock = NULL;
 	struct opt opts[ENVCTL_FLEET_NOPTS + 5];
 	struct context ctx = { 0 };
@@ -299,21 +299,18 @@ cmd_drift(int argc, char **argv)
 	lo.ssh_config = a.ssh_config;
 	lo.known_hosts = a.known_hosts;
 	lo.accept_new = a.accept_new;
-	lo.timeout = a.timeout < 40 ? 40 : a.timeout;
+	lo.timeout = a.timeout;
 	r.pb = ctx.pb;
 	r.ao.link = &lo;
 	r.ao.lock_timeout = 30;
+	r.ao.change_timeout = a.timeout < 40 ? 40 : a.timeout;
 	r.ao.controller = host;
 	nh = inventory_nhosts(ctx.inv);
 	r.fixes = xcalloc(nh + 1, sizeof(*r.fixes));
 	r.fixed = xcalloc(nh + 1, 1);
 	then.fn = fix;
 	then.arg = &r;
-	/* --fix applies on the plan's session: time for the lock too. */
-	a2 = a;
-	if (dofix && a2.timeout < r.ao.lock_timeout + 10)
-		a2.timeout = r.ao.lock_timeout + 10;
-	code = cmd_run_plans(&ctx, operands[0], &a2, &ab, dofix ? &then : NULL,
+	code = cmd_run_plans(&ctx, operands[0], &a, &ab, dofix ? &then : NULL,
 	    &hps, &n, NULL, NULL);
 	if (code != ENVCTL_EXIT_OK)
 		goto out;

@@ -125,7 +125,7 @@ job_done(void *arg, size_t i)
 int
 cmd_rollback(int argc, char **argv)
 {
-	struct fleet_args a, a2;
+	struct fleet_args a;
 	struct opt opts[ENVCTL_FLEET_NOPTS + 4];
 	struct context ctx = { 0 };
 	struct agent_binary ab = { 0 };
@@ -182,28 +182,21 @@ cmd_rollback(int argc, char **argv)
 	lo.known_hosts = a.known_hosts;
 	lo.accept_new = a.accept_new;
 	lo.timeout = a.timeout;
-	/*
-	 * The agent may wait lock_timeout for the lock, then run the
-	 * interpreter twice: the session must outlast that.
-	 */
-	if (lo.timeout < lock_timeout + 10)
-		lo.timeout = lock_timeout + 10;
 	lo.agent = &ab;
 	r.pb = ctx.pb;
 	r.to = to;
 	r.yes = yes;
 	r.ao.link = &lo;
 	r.ao.lock_timeout = lock_timeout;
+	/* The restore may wait for the lock, then run the interpreter. */
+	r.ao.change_timeout = a.timeout > lock_timeout + 10 ? a.timeout :
+	    lock_timeout + 10;
 	r.ao.controller = host;
 	r.njobs = inventory_nhosts(ctx.inv);
 	r.jobs = xcalloc(r.njobs + 1, sizeof(*r.jobs));
 	then.fn = choose;
 	then.arg = &r;
-	/* --yes restores on the plan's session: time for the lock too. */
-	a2 = a;
-	if (yes && a2.timeout < lock_timeout + 10)
-		a2.timeout = lock_timeout + 10;
-	code = cmd_run_plans(&ctx, operands[0], &a2, &ab, &then, &hps, &n,
+	code = cmd_run_plans(&ctx, operands[0], &a, &ab, &then, &hps, &n,
 	    print_host, &r);
 	if (code != ENVCTL_EXIT_OK)
 		goto out;

@@ -1596,6 +1596,12 @@ conn_stderr(const struct host_conn *c)
 	return &c->errbuf;
 }
 
+void
+conn_set_timeout(struct host_conn *c, int seconds)
+{
+	c->timeout = seconds > 0 ? seconds : ENVCTL_CONN_DEFAULT_TIMEOUT;
+}
+
 const struct conn_stats *
 conn_stats(const struct host_conn *c)
 {

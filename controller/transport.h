@@ -96,6 +96,8 @@ int	conn_recv_any(struct host_conn *c, struct buf *out, struct err *err);
  * still unread is kept for conn_recv().
  */
 int	conn_exit(struct host_conn *c, int *status, struct err *err);
+/* The per-step timeout of the steps that follow (<= 0: the default). */
+void	conn_set_timeout(struct host_conn *c, int seconds);
 /* What the current or last command wrote to stderr (first 1 MiB). */
 const struct buf *conn_stderr(const struct host_conn *c);
 /*

@@ -159,6 +159,12 @@ pid=$(awk '$1 == "gpu-03" {print $2}' "$FLEET_DIR/pids")
 kill -STOP "$pid"
 "${E[@]}" plan "$INV" "${KH[@]}" --timeout 3 -o "$E2E_TMP/p2.json" >/dev/null 2>&1
 assert_eq "$?" 1 "plan -o with an unreachable host"
+# apply --yes waits --timeout to connect, not the change's longer bound.
+start=$(date +%s)
+out=$("${E[@]}" apply "$INV" "${KH[@]}" -l gpu-03 --yes --timeout 3 2>&1)
+assert_eq "$?" 1 "apply --yes to a stopped host"
+assert_contains "$out" "gpu-03: unreachable: timed out after 3 s" "apply --yes: --timeout to connect"
+[ $(($(date +%s) - start)) -le 10 ] || fail "apply --yes to a stopped host took more than 10 s"
 out=$("${E[@]}" apply "$E2E_TMP/p2.json" "${KH[@]}" 2>&1)
 assert_eq "$?" 1 "apply PLANFILE: exit status names the unreachable host"
 assert_contains "$out" "gpu-01: changed" "apply PLANFILE: gpu-01 applied"
