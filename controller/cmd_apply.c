@@ -230,16 +230,8 @@ finish(struct run *r, struct plan_counts *c, int *code)
 			    json_string(ar->backup_id) : json_null());
 			json_object_set_new(h, "restored",
 			    json_boolean(ar->restored));
-			if (ar->err.code != 0) {
-				buf_reset(&b);
-				err_format(&ar->err, &b);
-				buf_truncate(&b, b.len - 1);
-				json_object_set_new(h, "error", json_pack(
-				    "{s:s, s:s}", "code",
-				    err_codename(ar->err.code), "message",
-				    b.data));
-			} else
-				json_object_set_new(h, "error", json_null());
+			json_object_set_new(h, "error",
+			    report_err_json(&ar->err));
 			json_array_append_new(hosts, h);
 		}
 		root = json_pack("{s:i, s:s, s:o, s:{s:I, s:I, s:I, s:I}}",

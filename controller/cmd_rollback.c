@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/xmalloc.h"
@@ -44,6 +46,7 @@ struct run {
 	size_t		 njobs;
 	const char	*to;
 	int		 yes;
+	int		 json;
 	struct apply_opts ao;
 	struct report_opts ro;
 };
@@ -83,6 +86,8 @@ print_host(void *arg, struct host_plan *hp)
 	struct job *j = &r->jobs[hp->host->index];
 	struct buf b = ENVCTL_BUF_INIT;
 
+	if (r->json)
+		return;
 	if (!hp->have_state)
 		report_plan_host(&b, hp, &r->ro);
 	else if (j->err.code != 0)
@@ -115,11 +120,43 @@ job_done(void *arg, size_t i)
 	struct run *r = arg;
 	struct buf b = ENVCTL_BUF_INIT;
 
-	if (!r->jobs[i].used)
+	if (!r->jobs[i].used || r->json)
 		return;
 	report_apply_result(&b, &r->jobs[i].ar, &r->ro);
 	out_write(b.data, b.len);
 	buf_release(&b);
+}
+
+static json_t *
+opt_string(const char *s)
+{
+	return s != NULL ? json_string(s) : json_null();
+}
+
+/*
+ * One host of rollback --json: what was restored (restored), the backup of
+ * the file it replaced (backup), whether the restored file raises at
+ * start-up (startup_error), or why nothing was restored (error).
+ */
+static json_t *
+host_json(const struct host_plan *hp, const struct job *j,
+    enum outcome o)
+{
+	const struct err *err = NULL;
+	int done = hp->have_state && j->err.code == 0 && j->used;
+
+	if (!hp->have_state)
+		err = &hp->err;
+	else if (j->err.code != 0)
+		err = &j->err;
+	else if (done)
+		err = &j->ar.err;
+	return json_pack("{s:s, s:s, s:o, s:o, s:o, s:o}", "name",
+	    hp->host->name, "outcome", outcome_name(o),
+	    "restored", opt_string(done && o == ENVCTL_OUT_CHANGED ? j->to :
+	    NULL), "backup", opt_string(done ? j->ar.backup_id : NULL),
+	    "startup_error", opt_string(done ? j->ar.startup_error : NULL),
+	    "error", report_err_json(err));
 }
 
 int
@@ -141,6 +178,8 @@ cmd_rollback(int argc, char **argv)
 	const char *to = "latest";
 	size_t n = 0, i, chosen = 0, *idx = NULL;
 	int nops, code, yes = 0, lock_timeout = 30;
+	json_t *hosts, *root;
+	char *text;
 
 	memset(&r, 0, sizeof(r));
 	cmd_fleet_options(opts, &a);
@@ -160,9 +199,8 @@ cmd_rollback(int argc, char **argv)
 		code = ENVCTL_EXIT_USAGE;
 		goto out;
 	}
-	if (a.json) {
-		out_note("envctl rollback: --json is not supported; the "
-		    "result is in the text output and the exit status\n");
+	if (a.json && !yes) {
+		out_note("envctl rollback: --json needs --yes\n");
 		code = ENVCTL_EXIT_USAGE;
 		goto out;
 	}
@@ -186,6 +224,8 @@ cmd_rollback(int argc, char **argv)
 	r.pb = ctx.pb;
 	r.to = to;
 	r.yes = yes;
+	r.json = a.json;
+	r.ro.color = r.ro.color && !a.json;
 	r.ao.link = &lo;
 	r.ao.lock_timeout = lock_timeout;
 	/* The restore may wait for the lock, then run the interpreter. */
@@ -222,24 +262,49 @@ cmd_rollback(int argc, char **argv)
 		transport_finish();
 	}
 count:
+	hosts = json_array();
 	for (i = 0; i < n; i++) {
 		struct job *j = &r.jobs[hps[i]->host->index];
+		enum outcome o;
 
 		if (!hps[i]->have_state)
-			report_count(&c, hps[i]);
+			o = hps[i]->outcome;
 		else if (j->err.code != 0 || !j->used)
-			c.failed++;
+			o = ENVCTL_OUT_FAILED;
 		else if (!yes && idx == NULL)
-			c.pending++;	/* chosen, but the answer was no */
-		else if (j->ar.outcome == ENVCTL_OUT_CHANGED)
+			o = ENVCTL_OUT_PENDING;	/* chosen, but the answer was no */
+		else if (j->ar.outcome == ENVCTL_OUT_CHANGED ||
+		    j->ar.outcome == ENVCTL_OUT_OK)
+			o = j->ar.outcome;
+		else
+			o = ENVCTL_OUT_FAILED;
+		if (o == ENVCTL_OUT_CHANGED)
 			c.changed++;
-		else if (j->ar.outcome == ENVCTL_OUT_OK)
+		else if (o == ENVCTL_OUT_OK)
 			c.ok++;
+		else if (o == ENVCTL_OUT_PENDING)
+			c.pending++;
+		else if (o == ENVCTL_OUT_UNREACHABLE)
+			c.unreachable++;
 		else
 			c.failed++;
+		json_array_append_new(hosts, host_json(hps[i], j, o));
 	}
-	report_summary(&b, &c, &r.ro);
-	out_write(b.data, b.len);
+	if (r.json) {
+		root = json_pack("{s:i, s:s, s:O, s:{s:I, s:I, s:I, s:I}}",
+		    "format", 1, "command", "rollback", "hosts", hosts,
+		    "summary", "changed", (json_int_t)c.changed,
+		    "ok", (json_int_t)c.ok, "failed", (json_int_t)c.failed,
+		    "unreachable", (json_int_t)c.unreachable);
+		text = json_dumps(root, JSON_INDENT(2));
+		out_printf("%s\n", text);
+		free(text);
+		json_decref(root);
+	} else {
+		report_summary(&b, &c, &r.ro);
+		out_write(b.data, b.len);
+	}
+	json_decref(hosts);
 	code = c.failed > 0 || c.unreachable > 0 ? ENVCTL_EXIT_FAIL :
 	    ENVCTL_EXIT_OK;
 out:

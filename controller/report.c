@@ -371,6 +371,23 @@ jstr_or_null(const char *s)
 }
 
 json_t *
+report_err_json(const struct err *err)
+{
+	struct buf b = ENVCTL_BUF_INIT;
+	json_t *o;
+
+	if (err == NULL || err->code == 0)
+		return json_null();
+	err_format(err, &b);
+	if (b.len > 0)
+		buf_truncate(&b, b.len - 1);
+	o = json_pack("{s:s, s:s}", "code", err_codename(err->code),
+	    "message", b.data);
+	buf_release(&b);
+	return o;
+}
+
+json_t *
 report_plan_json(const struct host_plan *hp)
 {
 	const struct host_state *st = &hp->st;
@@ -381,16 +398,7 @@ report_plan_json(const struct host_plan *hp)
 	h = json_pack("{s:s, s:s, s:s}", "name", hp->host->name,
 	    "address", hp->host->address, "outcome",
 	    outcome_name(hp->outcome));
-	if (hp->err.code != 0) {
-		err_format(&hp->err, &b);
-		if (b.len > 0)
-			buf_truncate(&b, b.len - 1);
-		e = json_pack("{s:s, s:s}", "code", err_codename(hp->err.code),
-		    "message", b.data);
-		json_object_set_new(h, "error", e);
-		buf_reset(&b);
-	} else
-		json_object_set_new(h, "error", json_null());
+	json_object_set_new(h, "error", report_err_json(&hp->err));
 	json_object_set_new(h, "seconds", json_real(hp->seconds));
 	json_object_set_new(h, "stats", json_pack("{s:i, s:i, s:i}",
 	    "channels", hp->stats.channels, "sftp_sessions",

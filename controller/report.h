@@ -14,6 +14,7 @@
 
 struct apply_result;
 struct buf;
+struct err;
 struct host_plan;
 
 #define ENVCTL_MASK	"********"
@@ -43,6 +44,8 @@ void	report_count(struct plan_counts *c, const struct host_plan *hp);
 /* Appends "3 to change, 96 in sync, 1 failed" and a newline. */
 void	report_summary(struct buf *out, const struct plan_counts *c,
 	    const struct report_opts *ro);
+/* An error as every --json shows it: {code, message}, or null (new). */
+json_t	*report_err_json(const struct err *err);
 /* One host as a JSON object (the plan --json schema). */
 json_t	*report_plan_json(const struct host_plan *hp);
 

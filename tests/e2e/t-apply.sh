@@ -3,7 +3,8 @@
 # the broken seed converges and Python proves it; the symlink stays a
 # symlink; the backup is the old file byte for byte; a second apply is a
 # no-op; a saved plan refuses a host whose file changed since; rollback
-# restores bytes and removes what apply created; no temp file is left.
+# restores bytes and removes what apply created; no temp file is left;
+# --json lists every host for apply, apply PLANFILE and rollback.
 
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -182,3 +183,21 @@ got = [(h["name"], h["outcome"]) for h in doc["hosts"]]
 assert got == [("gpu-01", "changed"), ("gpu-02", "ok"), ("gpu-03", "unreachable")], got
 assert doc["summary"] == {"changed": 1, "ok": 1, "failed": 0, "unreachable": 1}, doc["summary"]
 ' || fail "apply PLANFILE --json: every host of the plan"
+
+# --- rollback --json --------------------------------------------------------
+"${E[@]}" rollback "$INV" "${KH[@]}" -l gpu-01 --json </dev/null >/dev/null 2>&1
+assert_eq "$?" 64 "rollback --json without --yes"
+json=$("${E[@]}" rollback "$INV" "${KH[@]}" -l gpu-01 --yes --json)
+assert_eq "$?" 0 "rollback --yes --json exit status"
+printf '%s' "$json" | python3 -c '
+import json, sys
+doc = json.load(sys.stdin)
+assert doc["command"] == "rollback", doc
+[h] = doc["hosts"]
+assert h["name"] == "gpu-01" and h["outcome"] == "changed", h
+assert h["restored"] and h["backup"] and h["restored"] != h["backup"], h
+assert h["startup_error"] == "TypeError: str expected, not ellipsis", h
+assert h["error"] is None, h
+assert doc["summary"] == {"changed": 1, "ok": 0, "failed": 0, "unreachable": 0}, doc["summary"]
+' || fail "rollback --json: the restored backup, the new one, the startup error"
+assert_eq "$(host_hash gpu-01)" "$(sha256 "$BROKEN")" "rollback --json restored the seed"
