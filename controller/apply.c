@@ -68,6 +68,26 @@ dup_member(const json_t *o, const char *key)
 	return s != NULL ? xstrdup(s) : NULL;
 }
 
+/* The agent's warnings (the change is done regardless), "; "-joined. */
+static void
+warnings_text(struct apply_result *ar, const json_t *w)
+{
+	struct buf b = ENVCTL_BUF_INIT;
+	const json_t *v;
+	size_t i;
+
+	json_array_foreach(w, i, v) {
+		if (!json_is_string(v))
+			continue;
+		if (b.len > 0)
+			buf_addstr(&b, "; ");
+		buf_addstr(&b, json_string_value(v));
+	}
+	if (b.len > 0)
+		ar->warning = buf_detach(&b, NULL);
+	buf_release(&b);
+}
+
 /* Fills ar from an ok:true reply. */
 static void
 read_reply(struct apply_result *ar, const json_t *reply)
@@ -78,6 +98,7 @@ read_reply(struct apply_result *ar, const json_t *reply)
 	    ENVCTL_OUT_CHANGED : ENVCTL_OUT_OK;
 	ar->backup_id = dup_member(json_object_get(reply, "backup"), "id");
 	ar->restored_id = dup_member(reply, "restored");
+	warnings_text(ar, json_object_get(reply, "warnings"));
 	v = json_object_get(json_object_get(reply, "verify"), "startup_error");
 	if (json_is_object(v))
 		ar->startup_error = dup_member(v, "exception");
@@ -154,5 +175,6 @@ apply_result_release(struct apply_result *ar)
 	free(ar->backup_id);
 	free(ar->restored_id);
 	free(ar->startup_error);
+	free(ar->warning);
 	memset(ar, 0, sizeof(*ar));
 }

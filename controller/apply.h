@@ -44,6 +44,7 @@ struct apply_result {
 	char		*backup_id;	/* of the file that was replaced */
 	char		*restored_id;	/* rollback: what was put back */
 	char		*startup_error;	/* rollback: the restored file raises */
+	char		*warning;	/* done, but e.g. old backups stayed */
 	int		 restored;	/* apply: verification failed, undone */
 	struct conn_stats stats;
 };

@@ -155,9 +155,9 @@ print_plan_host(void *arg, struct host_plan *hp)
 static json_t *
 planned_json(const struct job *j)
 {
-	return json_pack("{s:s, s:s, s:n, s:b, s:o}", "name", j->name,
+	return json_pack("{s:s, s:s, s:n, s:b, s:n, s:o}", "name", j->name,
 	    "outcome", outcome_name(j->plan_outcome), "backup", "restored", 0,
-	    "error", j->plan_error != NULL ? json_pack("{s:s, s:s}", "code",
+	    "warning", "error", j->plan_error != NULL ? json_pack("{s:s, s:s}", "code",
 	    j->plan_code, "message", j->plan_error) : json_null());
 }
 
@@ -230,6 +230,8 @@ finish(struct run *r, struct plan_counts *c, int *code)
 			    json_string(ar->backup_id) : json_null());
 			json_object_set_new(h, "restored",
 			    json_boolean(ar->restored));
+			json_object_set_new(h, "warning", ar->warning != NULL ?
+			    json_string(ar->warning) : json_null());
 			json_object_set_new(h, "error",
 			    report_err_json(&ar->err));
 			json_array_append_new(hosts, h);

@@ -151,11 +151,12 @@ host_json(const struct host_plan *hp, const struct job *j,
 		err = &j->err;
 	else if (done)
 		err = &j->ar.err;
-	return json_pack("{s:s, s:s, s:o, s:o, s:o, s:o}", "name",
+	return json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o}", "name",
 	    hp->host->name, "outcome", outcome_name(o),
 	    "restored", opt_string(done && o == ENVCTL_OUT_CHANGED ? j->to :
 	    NULL), "backup", opt_string(done ? j->ar.backup_id : NULL),
 	    "startup_error", opt_string(done ? j->ar.startup_error : NULL),
+	    "warning", opt_string(done ? j->ar.warning : NULL),
 	    "error", report_err_json(err));
 }
 

@@ -310,6 +310,9 @@ report_apply_result(struct buf *b, const struct apply_result *ar,
 	if (ar->startup_error != NULL)
 		buf_addf(b, "    note      the restored file raises at startup: "
 		    "%s\n", ar->startup_error);
+	if (ar->warning != NULL)
+		buf_addf(b, "    %swarning%s   %s\n", ro->color ? "\033[33m" :
+		    "", ro->color ? "\033[m" : "", ar->warning);
 }
 
 void

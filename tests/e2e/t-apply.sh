@@ -4,7 +4,8 @@
 # symlink; the backup is the old file byte for byte; a second apply is a
 # no-op; a saved plan refuses a host whose file changed since; rollback
 # restores bytes and removes what apply created; no temp file is left;
-# --json lists every host for apply, apply PLANFILE and rollback.
+# --json lists every host for apply, apply PLANFILE and rollback; an old
+# backup that cannot be pruned is a warning, not a failure.
 
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -201,3 +202,34 @@ assert h["error"] is None, h
 assert doc["summary"] == {"changed": 1, "ok": 0, "failed": 0, "unreachable": 0}, doc["summary"]
 ' || fail "rollback --json: the restored backup, the new one, the startup error"
 assert_eq "$(host_hash gpu-01)" "$(sha256 "$BROKEN")" "rollback --json restored the seed"
+
+# --- an old backup that cannot be pruned: the change is done, and said -----
+# A playbook keeping one backup, and the oldest backup's file made a mount
+# point inside gpu-01's namespace (a bind mount on itself), which unlink
+# refuses with EBUSY; the mount goes with the host's namespace.
+require nsenter
+mkdir -p "$E2E_TMP/pb"
+sed 's/^  keep: 10$/  keep: 1/' "$E2E_REPO/playbooks/cuda13-nccl.yaml" \
+    >"$E2E_TMP/pb/cuda13-nccl.yaml"
+cp "$E2E_REPO/playbooks/cuda13-nccl.sitecustomize.py.tmpl" "$E2E_TMP/pb/"
+grep -q '^  keep: 1$' "$E2E_TMP/pb/cuda13-nccl.yaml" || fatal "no keep: 1 playbook"
+oldest=$(backups_of gpu-01 | head -n 1)
+[ -n "$oldest" ] || fatal "gpu-01 has no backup to pin"
+inside=/var/backups/envctl/etc/python$FLEET_PYVER/sitecustomize.py/$(basename "$oldest")
+pid=$(awk '$1 == "gpu-01" {print $2}' "$FLEET_DIR/pids")
+nsenter -t "$pid" -m mount --bind "$inside" "$inside" ||
+    fatal "cannot pin $inside in gpu-01's namespace"
+out=$("${E[@]}" apply "$INV" "${KH[@]}" -l gpu-01 --yes -p "$E2E_TMP/pb/cuda13-nccl.yaml" 2>&1)
+assert_eq "$?" 0 "apply with a backup that cannot be pruned"
+assert_contains "$out" "gpu-01: changed" "prune failure: the change is done"
+assert_contains "$out" "    warning   cannot remove " "prune failure: said as a warning"
+json=$("${E[@]}" rollback "$INV" "${KH[@]}" -l gpu-01 --yes --json -p "$E2E_TMP/pb/cuda13-nccl.yaml")
+assert_eq "$?" 0 "rollback --json with a backup that cannot be pruned"
+printf '%s' "$json" | python3 -c '
+import json, sys
+[h] = json.load(sys.stdin)["hosts"]
+assert h["outcome"] == "changed" and h["warning"].startswith("cannot remove "), h
+' || fail "rollback --json: the prune warning"
+note "$out"
+assert_eq "$(host_hash gpu-01)" "$(sha256 "$BROKEN")" "prune failure: gpu-01 rolled back"
+nsenter -t "$pid" -m umount "$inside" || fail "cannot unpin $inside"
