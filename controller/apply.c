@@ -106,6 +106,12 @@ read_reply(struct apply_result *ar, const json_t *reply)
 		ar->startup_error = xstrdup(json_string_value(v));
 }
 
+int
+apply_change_timeout(int timeout, int lock_timeout)
+{
+	return timeout > lock_timeout + 10 ? timeout : lock_timeout + 10;
+}
+
 void
 apply_input_from_plan(struct apply_input *in, const struct host_plan *hp)
 {

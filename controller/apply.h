@@ -57,6 +57,11 @@ struct apply_opts {
 	const char	*fault;		/* test-only: $ENVCTL_TEST_FAULT */
 };
 
+/*
+ * The bound of a change's waits and interpreter runs: --timeout, but at
+ * least the host lock's wait plus 10 s for the two interpreter runs.
+ */
+int	apply_change_timeout(int timeout, int lock_timeout);
 /* Fills in from a plan: what it read, what it rendered (borrowed). */
 void	apply_input_from_plan(struct apply_input *in,
 	    const struct host_plan *hp);

@@ -44,8 +44,7 @@ struct job {
 	int		 planned;	/* not used: plan_outcome is set */
 	const char	*name;
 	enum outcome	 plan_outcome;
-	const char	*plan_code;	/* why it failed: code and message */
-	char		*plan_error;	/* (NULL when in sync or unknown) */
+	json_t		*plan_error;	/* why it failed, as --json says it */
 	const struct host *host;
 	struct apply_input in;
 	struct desired	 d;		/* planfile mode: values to verify */
@@ -111,7 +110,7 @@ run_jobs(struct run *r, int forks)
 static void
 job_from_plan(struct job *j, const struct host_plan *hp)
 {
-	free(j->plan_error);
+	json_decref(j->plan_error);
 	j->plan_error = NULL;
 	j->planned = 0;
 	j->used = 1;
@@ -151,14 +150,21 @@ print_plan_host(void *arg, struct host_plan *hp)
 	buf_wipe(&b);
 }
 
-/* A host that was not applied, as apply --json lists it. */
+/* A host as apply --json lists it: applied, or as the plan found it. */
 static json_t *
-planned_json(const struct job *j)
+job_json(const struct job *j)
 {
-	return json_pack("{s:s, s:s, s:n, s:b, s:n, s:o}", "name", j->name,
-	    "outcome", outcome_name(j->plan_outcome), "backup", "restored", 0,
-	    "warning", "error", j->plan_error != NULL ? json_pack("{s:s, s:s}", "code",
-	    j->plan_code, "message", j->plan_error) : json_null());
+	const struct apply_result *ar = &j->ar;
+
+	if (j->planned)
+		return json_pack("{s:s, s:s, s:n, s:b, s:n, s:O}", "name",
+		    j->name, "outcome", outcome_name(j->plan_outcome),
+		    "backup", "restored", 0, "warning", "error",
+		    j->plan_error);
+	return json_pack("{s:s, s:s, s:s?, s:b, s:s?, s:o}", "name",
+	    ar->host->name, "outcome", outcome_name(ar->outcome), "backup",
+	    ar->backup_id, "restored", ar->restored, "warning", ar->warning,
+	    "error", report_err_json(&ar->err));
 }
 
 /* A plan file's host that failed when planned: said, not skipped quietly. */
@@ -177,74 +183,29 @@ static void
 job_planned(struct job *j, const char *name, enum outcome o,
     const struct err *err)
 {
-	struct buf b = ENVCTL_BUF_INIT;
-
 	j->planned = 1;
 	j->name = name;
 	j->plan_outcome = o;
-	if (err != NULL && err->code != 0) {
-		j->plan_code = err_codename(err->code);
-		err_format(err, &b);
-		buf_truncate(&b, b.len - 1);
-		j->plan_error = buf_detach(&b, NULL);
-	}
+	j->plan_error = report_err_json(err);
 }
 
 static void
 finish(struct run *r, struct plan_counts *c, int *code)
 {
 	struct buf b = ENVCTL_BUF_INIT;
-	json_t *root, *hosts, *h;
-	char *text;
+	json_t *hosts;
 	size_t i;
 
-	for (i = 0; i < r->njobs; i++) {
-		const struct apply_result *ar = &r->jobs[i].ar;
-
-		if (!r->jobs[i].used)
-			continue;
-		if (ar->outcome == ENVCTL_OUT_CHANGED)
-			c->changed++;
-		else if (ar->outcome == ENVCTL_OUT_OK)
-			c->ok++;
-		else if (ar->outcome == ENVCTL_OUT_UNREACHABLE)
-			c->unreachable++;
-		else
-			c->failed++;
-	}
+	for (i = 0; i < r->njobs; i++)
+		if (r->jobs[i].used)
+			report_count_outcome(c, r->jobs[i].ar.outcome);
 	if (r->json) {
 		hosts = json_array();
-		for (i = 0; i < r->njobs; i++) {
-			const struct apply_result *ar = &r->jobs[i].ar;
-
-			if (r->jobs[i].planned) {
-				json_array_append_new(hosts, planned_json(
-				    &r->jobs[i]));
-				continue;
-			}
-			if (!r->jobs[i].used)
-				continue;
-			h = json_pack("{s:s, s:s}", "name", ar->host->name,
-			    "outcome", outcome_name(ar->outcome));
-			json_object_set_new(h, "backup", ar->backup_id ?
-			    json_string(ar->backup_id) : json_null());
-			json_object_set_new(h, "restored",
-			    json_boolean(ar->restored));
-			json_object_set_new(h, "warning", ar->warning != NULL ?
-			    json_string(ar->warning) : json_null());
-			json_object_set_new(h, "error",
-			    report_err_json(&ar->err));
-			json_array_append_new(hosts, h);
-		}
-		root = json_pack("{s:i, s:s, s:o, s:{s:I, s:I, s:I, s:I}}",
-		    "format", 1, "command", "apply", "hosts", hosts,
-		    "summary", "changed", (json_int_t)c->changed,
-		    "ok", (json_int_t)c->ok, "failed", (json_int_t)c->failed,
-		    "unreachable", (json_int_t)c->unreachable);
-		text = json_dumps(root, JSON_INDENT(2));
-		out_printf("%s\n", text);
-		free(text);
-		json_decref(root);
+		for (i = 0; i < r->njobs; i++)
+			if (r->jobs[i].used || r->jobs[i].planned)
+				json_array_append_new(hosts,
+				    job_json(&r->jobs[i]));
+		out_json(report_result_json("apply", hosts, c));
 	} else {
 		buf_reset(&b);
 		for (i = 0; r->from_planfile && i < r->njobs; i++)
@@ -263,7 +224,7 @@ jobs_free(struct run *r)
 	size_t i;
 
 	for (i = 0; i < r->njobs; i++) {
-		free(r->jobs[i].plan_error);
+		json_decref(r->jobs[i].plan_error);
 		if (!r->jobs[i].used)
 			continue;
 		apply_result_release(&r->jobs[i].ar);
@@ -487,12 +448,7 @@ apply_planfile(const char *path, const json_t *plan,
 				    "no name or an unknown outcome", path, i);
 				goto fail;
 			}
-			if (o == ENVCTL_OUT_OK)
-				c.ok++;
-			else if (o == ENVCTL_OUT_UNREACHABLE)
-				c.unreachable++;
-			else
-				c.failed++;
+			report_count_outcome(&c, (enum outcome)o);
 			job_planned(&r->jobs[r->njobs++], name,
 			    (enum outcome)o, NULL);
 			continue;
@@ -593,8 +549,7 @@ cmd_apply(int argc, char **argv)
 	 * interpreter twice: its waits get that long; connecting and reading
 	 * keep --timeout.
 	 */
-	r.ao.change_timeout = a.timeout > lock_timeout + 10 ? a.timeout :
-	    lock_timeout + 10;
+	r.ao.change_timeout = apply_change_timeout(a.timeout, lock_timeout);
 	if ((plan = load_planfile(operands[0])) != NULL) {
 		struct agent_binary ab;
 		struct err err = ENVCTL_ERR_INIT;

@@ -110,7 +110,7 @@ cmd_backups(int argc, char **argv)
 	struct host_plan **hps = NULL;
 	struct run r;
 	struct plan_then then = { fetch, NULL };
-	char **operands = xcalloc((size_t)argc, sizeof(char *)), *text;
+	char **operands = xcalloc((size_t)argc, sizeof(char *));
 	json_t *root, *hosts;
 	size_t n = 0, i, nh = 0;
 	int nops, code, failed = 0;
@@ -146,10 +146,7 @@ cmd_backups(int argc, char **argv)
 	if (a.json) {
 		root = json_pack("{s:i, s:s, s:o}", "format", 1, "command",
 		    "backups", "hosts", hosts);
-		text = json_dumps(root, JSON_INDENT(2));
-		out_printf("%s\n", text);
-		free(text);
-		json_decref(root);
+		out_json(root);
 	} else
 		json_decref(hosts);
 	code = failed > 0 ? ENVCTL_EXIT_FAIL : ENVCTL_EXIT_OK;

@@ -303,7 +303,8 @@ cmd_drift(int argc, char **argv)
 	r.pb = ctx.pb;
 	r.ao.link = &lo;
 	r.ao.lock_timeout = 30;
-	r.ao.change_timeout = a.timeout < 40 ? 40 : a.timeout;
+	r.ao.change_timeout = apply_change_timeout(a.timeout,
+	    r.ao.lock_timeout);
 	r.ao.controller = host;
 	nh = inventory_nhosts(ctx.inv);
 	r.fixes = xcalloc(nh + 1, sizeof(*r.fixes));

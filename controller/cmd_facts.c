@@ -48,7 +48,7 @@ cmd_facts(int argc, char **argv)
 	struct host_plan **hps = NULL;
 	struct printer p;
 	json_t *root, *hosts;
-	char **operands = xcalloc((size_t)argc, sizeof(char *)), *text;
+	char **operands = xcalloc((size_t)argc, sizeof(char *));
 	size_t n = 0, i;
 	int nops, code, failed = 0;
 
@@ -78,10 +78,7 @@ cmd_facts(int argc, char **argv)
 			    report_plan_json(hps[i]));
 		root = json_pack("{s:i, s:s, s:o}", "format", 1, "command",
 		    "facts", "hosts", hosts);
-		text = json_dumps(root, JSON_INDENT(2));
-		out_printf("%s\n", text);
-		free(text);
-		json_decref(root);
+		out_json(root);
 	}
 	code = failed > 0 ? ENVCTL_EXIT_FAIL : ENVCTL_EXIT_OK;
 out:

@@ -49,7 +49,6 @@ print_json(const char *inventory, const struct context *ctx,
     struct host_plan **hps, size_t n, const struct plan_counts *c)
 {
 	json_t *root, *hosts;
-	char *text;
 	size_t i;
 
 	hosts = json_array();
@@ -62,10 +61,7 @@ print_json(const char *inventory, const struct context *ctx,
 	    "ok", (json_int_t)c->ok, "pending", (json_int_t)c->pending,
 	    "failed", (json_int_t)c->failed,
 	    "unreachable", (json_int_t)c->unreachable);
-	text = json_dumps(root, JSON_INDENT(2));
-	out_printf("%s\n", text);
-	free(text);
-	json_decref(root);
+	out_json(root);
 }
 
 int

@@ -127,12 +127,6 @@ job_done(void *arg, size_t i)
 	buf_release(&b);
 }
 
-static json_t *
-opt_string(const char *s)
-{
-	return s != NULL ? json_string(s) : json_null();
-}
-
 /*
  * One host of rollback --json: what was restored (restored), the backup of
  * the file it replaced (backup), whether the restored file raises at
@@ -151,12 +145,12 @@ host_json(const struct host_plan *hp, const struct job *j,
 		err = &j->err;
 	else if (done)
 		err = &j->ar.err;
-	return json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o}", "name",
+	return json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:s?, s:o}", "name",
 	    hp->host->name, "outcome", outcome_name(o),
-	    "restored", opt_string(done && o == ENVCTL_OUT_CHANGED ? j->to :
-	    NULL), "backup", opt_string(done ? j->ar.backup_id : NULL),
-	    "startup_error", opt_string(done ? j->ar.startup_error : NULL),
-	    "warning", opt_string(done ? j->ar.warning : NULL),
+	    "restored", done && o == ENVCTL_OUT_CHANGED ? j->to : NULL,
+	    "backup", done ? j->ar.backup_id : NULL,
+	    "startup_error", done ? j->ar.startup_error : NULL,
+	    "warning", done ? j->ar.warning : NULL,
 	    "error", report_err_json(err));
 }
 
@@ -179,8 +173,7 @@ cmd_rollback(int argc, char **argv)
 	const char *to = "latest";
 	size_t n = 0, i, chosen = 0, *idx = NULL;
 	int nops, code, yes = 0, lock_timeout = 30;
-	json_t *hosts, *root;
-	char *text;
+	json_t *hosts;
 
 	memset(&r, 0, sizeof(r));
 	cmd_fleet_options(opts, &a);
@@ -230,8 +223,7 @@ cmd_rollback(int argc, char **argv)
 	r.ao.link = &lo;
 	r.ao.lock_timeout = lock_timeout;
 	/* The restore may wait for the lock, then run the interpreter. */
-	r.ao.change_timeout = a.timeout > lock_timeout + 10 ? a.timeout :
-	    lock_timeout + 10;
+	r.ao.change_timeout = apply_change_timeout(a.timeout, lock_timeout);
 	r.ao.controller = host;
 	r.njobs = inventory_nhosts(ctx.inv);
 	r.jobs = xcalloc(r.njobs + 1, sizeof(*r.jobs));
@@ -279,33 +271,17 @@ count:
 			o = j->ar.outcome;
 		else
 			o = ENVCTL_OUT_FAILED;
-		if (o == ENVCTL_OUT_CHANGED)
-			c.changed++;
-		else if (o == ENVCTL_OUT_OK)
-			c.ok++;
-		else if (o == ENVCTL_OUT_PENDING)
-			c.pending++;
-		else if (o == ENVCTL_OUT_UNREACHABLE)
-			c.unreachable++;
-		else
-			c.failed++;
-		json_array_append_new(hosts, host_json(hps[i], j, o));
+		report_count_outcome(&c, o);
+		if (r.json)
+			json_array_append_new(hosts, host_json(hps[i], j, o));
 	}
-	if (r.json) {
-		root = json_pack("{s:i, s:s, s:O, s:{s:I, s:I, s:I, s:I}}",
-		    "format", 1, "command", "rollback", "hosts", hosts,
-		    "summary", "changed", (json_int_t)c.changed,
-		    "ok", (json_int_t)c.ok, "failed", (json_int_t)c.failed,
-		    "unreachable", (json_int_t)c.unreachable);
-		text = json_dumps(root, JSON_INDENT(2));
-		out_printf("%s\n", text);
-		free(text);
-		json_decref(root);
-	} else {
+	if (r.json)
+		out_json(report_result_json("rollback", hosts, &c));
+	else {
+		json_decref(hosts);
 		report_summary(&b, &c, &r.ro);
 		out_write(b.data, b.len);
 	}
-	json_decref(hosts);
 	code = c.failed > 0 || c.unreachable > 0 ? ENVCTL_EXIT_FAIL :
 	    ENVCTL_EXIT_OK;
 out:

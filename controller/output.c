@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "common/buf.h"
@@ -33,6 +34,17 @@ out_printf(const char *fmt, ...)
 	va_start(ap, fmt);
 	vprint(STDOUT_FILENO, fmt, ap);
 	va_end(ap);
+}
+
+void
+out_json(json_t *doc)
+{
+	char *text = json_dumps(doc, JSON_INDENT(2));
+
+	if (text != NULL)
+		out_printf("%s\n", text);
+	free(text);
+	json_decref(doc);
 }
 
 void

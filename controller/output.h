@@ -9,6 +9,7 @@
 #ifndef ENVCTL_CONTROLLER_OUTPUT_H
 #define ENVCTL_CONTROLLER_OUTPUT_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 struct err;
@@ -17,6 +18,8 @@ struct err;
 int	out_write(const char *data, size_t len);
 /* Formats to stdout. */
 void	out_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints a --json document to stdout, indented, and releases it. */
+void	out_json(json_t *doc);
 /* Formats to stderr. */
 void	out_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints every error of the chain to stderr, one line each. */

@@ -318,7 +318,13 @@ report_apply_result(struct buf *b, const struct apply_result *ar,
 void
 report_count(struct plan_counts *c, const struct host_plan *hp)
 {
-	switch (hp->outcome) {
+	report_count_outcome(c, hp->outcome);
+}
+
+void
+report_count_outcome(struct plan_counts *c, enum outcome o)
+{
+	switch (o) {
 	case ENVCTL_OUT_OK:
 		c->ok++;
 		break;
@@ -371,6 +377,17 @@ static json_t *
 jstr_or_null(const char *s)
 {
 	return s != NULL ? json_string(s) : json_null();
+}
+
+json_t *
+report_result_json(const char *command, json_t *hosts,
+    const struct plan_counts *c)
+{
+	return json_pack("{s:i, s:s, s:o, s:{s:I, s:I, s:I, s:I}}",
+	    "format", 1, "command", command, "hosts", hosts,
+	    "summary", "changed", (json_int_t)c->changed,
+	    "ok", (json_int_t)c->ok, "failed", (json_int_t)c->failed,
+	    "unreachable", (json_int_t)c->unreachable);
 }
 
 json_t *

@@ -12,6 +12,8 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "controller/plan.h"
+
 struct apply_result;
 struct buf;
 struct err;
@@ -41,11 +43,19 @@ void	report_apply_result(struct buf *out, const struct apply_result *ar,
 	    const struct report_opts *ro);
 /* Adds hp's outcome to c. */
 void	report_count(struct plan_counts *c, const struct host_plan *hp);
+/* Adds one host of outcome o to c. */
+void	report_count_outcome(struct plan_counts *c, enum outcome o);
 /* Appends "3 to change, 96 in sync, 1 failed" and a newline. */
 void	report_summary(struct buf *out, const struct plan_counts *c,
 	    const struct report_opts *ro);
 /* An error as every --json shows it: {code, message}, or null (new). */
 json_t	*report_err_json(const struct err *err);
+/*
+ * The --json document of apply or rollback (command): hosts (taken) and
+ * the summary of c.
+ */
+json_t	*report_result_json(const char *command, json_t *hosts,
+	    const struct plan_counts *c);
 /* One host as a JSON object (the plan --json schema). */
 json_t	*report_plan_json(const struct host_plan *hp);
 
