@@ -1192,6 +1192,12 @@ out:
 	return rc;
 }
 
+void
+conn_set_timeout(struct host_conn *c, int seconds)
+{
+	c->timeout = seconds > 0 ? seconds : ENVCTL_CONN_DEFAULT_TIMEOUT;
+}
+
 int
 conn_open(struct host_conn **out, const struct conn_params *p,
     struct err *err)
@@ -1202,8 +1208,7 @@ conn_open(struct host_conn **out, const struct conn_params *p,
 
 	*out = NULL;
 	c->host = xstrdup(p->host != NULL ? p->host : "?");
-	c->timeout = p->timeout > 0 ? p->timeout :
-	    ENVCTL_CONN_DEFAULT_TIMEOUT;
+	conn_set_timeout(c, p->timeout);
 	c->host_timeout = p->host_timeout > 0 ? p->host_timeout : 0;
 	if (p->host_timeout > 0)
 		c->host_deadline = t0 + (int64_t)p->host_timeout * 1000;
@@ -1594,12 +1599,6 @@ const struct buf *
 conn_stderr(const struct host_conn *c)
 {
 	return &c->errbuf;
-}
-
-void
-conn_set_timeout(struct host_conn *c, int seconds)
-{
-	c->timeout = seconds > 0 ? seconds : ENVCTL_CONN_DEFAULT_TIMEOUT;
 }
 
 const struct conn_stats *
