@@ -107,36 +107,34 @@ run_fleet(const char *verb, bool must)
 	free(script);
 }
 
-/* Continues every process a test stopped (still stopped or not). */
+/* Sends sig to every pid recorded in file, then forgets them. */
 static void
-cont_stopped(void)
+signal_recorded(const char *file, int sig)
 {
 	FILE *f;
 	int pid;
 
-	if (stopped_file == NULL || (f = fopen(stopped_file, "r")) == NULL)
+	if (file == NULL || (f = fopen(file, "r")) == NULL)
 		return;
 	while (fscanf(f, "%d", &pid) == 1)
 		if (pid > 1)
-			kill(pid, SIGCONT);
+			kill(pid, sig);
 	fclose(f);
-	unlink(stopped_file);
+	unlink(file);
+}
+
+/* Continues every process a test stopped (still stopped or not). */
+static void
+cont_stopped(void)
+{
+	signal_recorded(stopped_file, SIGCONT);
 }
 
 /* Ends the ssh-agents tests started. */
 static void
 kill_agents(void)
 {
-	FILE *f;
-	int pid;
-
-	if (agents_file == NULL || (f = fopen(agents_file, "r")) == NULL)
-		return;
-	while (fscanf(f, "%d", &pid) == 1)
-		if (pid > 1)
-			kill(pid, SIGTERM);
-	fclose(f);
-	unlink(agents_file);
+	signal_recorded(agents_file, SIGTERM);
 }
 
 /* Stops pid with SIGSTOP, remembering it for the teardowns. */
