@@ -1,8 +1,8 @@
 /*
  * account.h - user and group names from /etc/passwd and /etc/group.
  *
- * The agent is a static binary, and static glibc must not load NSS modules,
- * so getpwuid() is off limits: these parse the files directly (each read
+ * The agent is a static binary, which cannot load NSS modules, so
+ * getpwuid() is off limits: these parse the files directly (each read
  * capped at ENVCTL_ACCOUNT_MAX).  An id the files do not name (or a file
  * that cannot be read) comes back as its decimal number, and the reverse
  * lookups take a decimal number for a name no file holds.  Names from
