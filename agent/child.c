@@ -36,8 +36,8 @@ now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int
-cloexec_pipe(int p[2])
+int
+child_pipe(int p[2])
 {
 	if (pipe(p) == -1)
 		return -1;
@@ -166,7 +166,8 @@ exec_child(const struct child_spec *spec, char **cand, pid_t parent,
 fail:
 	e = errno;
 report:
-	while (write(statfd, &e, sizeof(e)) == -1 && errno == EINTR)
+	while (statfd >= 0 && write(statfd, &e, sizeof(e)) == -1 &&
+	    errno == EINTR)
 		;
 	_exit(127);
 }
@@ -188,96 +189,71 @@ exec_status(struct child_result *res, int fd, const struct child_spec *spec,
 	    "cannot run '%s'", spec->name);
 }
 
-int
-child_run(struct child_result *res, const struct child_spec *spec,
-    struct err *err)
+long long
+child_now_ms(void)
 {
-	struct sigaction sa, oldsa;
-	sigset_t chld, oldmask, waitmask;
-	struct timespec ts;
-	fd_set rfds;
-	char chunk[CHUNK], **cand = NULL;
-	/* [0] stdout, [1] stderr, [2] exec status; read ends, write ends */
-	int rd[3] = { -1, -1, -1 }, wr[3] = { -1, -1, -1 }, p[2];
-	int nullfd = -1, r = 0, st = 0, maxfd, exited = 0, i;
-	size_t keep[2], total[2] = { 0, 0 };
-	struct buf *bufs[2];
-	long long deadline, grace_end = 0, t, slice;
-	siginfo_t si;
-	ssize_t n;
-	pid_t pid, parent = getpid();
+	return now_ms();
+}
 
+void
+child_result_init(struct child_result *res)
+{
 	memset(res, 0, sizeof(*res));
 	buf_init(&res->out, 0);
 	buf_init(&res->err, 0);
 	res->pid = -1;
+}
+
+pid_t
+child_spawn(const struct child_spec *spec, int in, int out, int errfd,
+    int statfd, struct err *err)
+{
+	char **cand = exec_candidates(spec->argv[0], spec->path);
+	pid_t pid, parent = getpid();
+
+	if ((pid = fork()) == -1) {
+		err_errno(err, ENVCTL_ESYS, errno, "cannot run '%s'",
+		    spec->name);
+		free_strv(cand);
+		return -1;
+	}
+	if (pid == 0)
+		exec_child(spec, cand, parent, in, out, errfd, statfd);
+	/* Either call makes the group, so kill(-pid) always works. */
+	setpgid(pid, pid);
+	free_strv(cand);
+	return pid;
+}
+
+int
+child_collect(struct child_result *res, int rd[2], struct child_watch *w,
+    const struct child_spec *spec, const sigset_t *waitmask,
+    long long deadline, struct err *err)
+{
+	struct timespec ts;
+	fd_set rfds;
+	char chunk[CHUNK];
+	size_t keep[2], total[2] = { 0, 0 };
+	struct buf *bufs[2];
+	long long grace_end = 0, t, slice;
+	int r = 0, maxfd, exited = 0, i, fds[3];
+	ssize_t n;
+
 	bufs[0] = &res->out;
 	bufs[1] = &res->err;
 	keep[0] = spec->out_keep;
 	keep[1] = spec->err_keep;
-
-	sigemptyset(&chld);
-	sigaddset(&chld, SIGCHLD);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_sigchld;
-	sa.sa_flags = SA_NOCLDSTOP;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGCHLD, &sa, &oldsa);
-	sigprocmask(SIG_BLOCK, &chld, &oldmask);
-	waitmask = spec->waitmask != NULL ? *spec->waitmask : oldmask;
-	sigdelset(&waitmask, SIGCHLD);
-
-	if ((nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1) {
-		r = err_errno(err, ENVCTL_ESYS, errno, "cannot open /dev/null");
-		goto out;
-	}
-	for (i = 0; i < 3; i++) {
-		if (cloexec_pipe(p) == -1) {
-			r = err_errno(err, ENVCTL_ESYS, errno,
-			    "cannot make a pipe");
-			goto out;
-		}
-		rd[i] = p[0];
-		wr[i] = p[1];
-		if (rd[i] >= FD_SETSIZE) {
-			r = err_set(err, ENVCTL_ESYS,
-			    "descriptor beyond FD_SETSIZE");
-			goto out;
-		}
-	}
-	cand = exec_candidates(spec->argv[0], spec->path);
-	deadline = now_ms() + spec->timeout_ms;
-	if ((pid = fork()) == -1) {
-		r = err_errno(err, ENVCTL_ESYS, errno, "cannot run '%s'",
-		    spec->name);
-		goto out;
-	}
-	if (pid == 0)
-		exec_child(spec, cand, parent, nullfd, wr[0], wr[1], wr[2]);
-	res->pid = pid;
-	for (i = 0; i < 3; i++)
-		close_fd(&wr[i]);
-	close_fd(&nullfd);
-	/* Either call makes the group, so kill(-pid) below always works. */
-	setpgid(pid, pid);
-
-	/* Even exec() is under the deadline: it can hang on a dead mount. */
 	for (;;) {
 		if (spec->stop != NULL && *spec->stop) {
 			r = err_set(err, ENVCTL_ESYS, "'%s' was stopped: the "
 			    "agent is shutting down", spec->name);
 			break;
 		}
-		if (!exited) {
-			memset(&si, 0, sizeof(si));
-			if (waitid(P_PID, (id_t)pid, &si,
-			    WEXITED | WNOHANG | WNOWAIT) == 0 &&
-			    si.si_pid == pid) {
-				exited = 1;
-				grace_end = now_ms() + GRACE_MS;
-			}
+		if (!exited && w->gone(w->arg)) {
+			exited = 1;
+			grace_end = now_ms() + GRACE_MS;
 		}
-		if (exited && rd[0] < 0 && rd[1] < 0 && rd[2] < 0)
+		if (exited && rd[0] < 0 && rd[1] < 0 && w->fd < 0)
 			break;
 		t = now_ms();
 		if (exited && t >= grace_end)
@@ -295,27 +271,30 @@ child_run(struct child_result *res, const struct child_spec *spec,
 		ts.tv_nsec = (long)(slice % 1000) * 1000000;
 		FD_ZERO(&rfds);
 		maxfd = -1;
+		fds[0] = rd[0];
+		fds[1] = rd[1];
+		fds[2] = w->fd;
 		for (i = 0; i < 3; i++) {
-			if (rd[i] < 0)
+			if (fds[i] < 0)
 				continue;
-			FD_SET(rd[i], &rfds);
-			if (rd[i] > maxfd)
-				maxfd = rd[i];
+			FD_SET(fds[i], &rfds);
+			if (fds[i] > maxfd)
+				maxfd = fds[i];
 		}
 		if (pselect(maxfd + 1, &rfds, NULL, NULL, &ts,
-		    &waitmask) == -1) {
+		    waitmask) == -1) {
 			if (errno == EINTR)
 				continue;
 			r = err_errno(err, ENVCTL_ESYS, errno,
 			    "cannot wait for '%s'", spec->name);
 			break;
 		}
-		if (rd[2] >= 0 && FD_ISSET(rd[2], &rfds)) {
-			/* Data: exec failed.  EOF: it succeeded. */
-			r = exec_status(res, rd[2], spec, err);
-			close_fd(&rd[2]);
-			if (r != 0)
+		if (w->fd >= 0 && FD_ISSET(w->fd, &rfds)) {
+			if ((r = w->ready(w->arg, err)) < 0)
 				break;
+			if (r > 0)
+				w->fd = -1;
+			r = 0;
 		}
 		for (i = 0; i < 2; i++) {
 			if (rd[i] < 0 || !FD_ISSET(rd[i], &rfds))
@@ -331,9 +310,109 @@ child_run(struct child_result *res, const struct child_spec *spec,
 				close_fd(&rd[i]);
 		}
 	}
+	for (i = 0; i < 2; i++) {
+		close_fd(&rd[i]);
+		trim_tail(bufs[i], keep[i]);
+		if (total[i] > keep[i])
+			*(i == 0 ? &res->out_truncated : &res->err_truncated) =
+			    1;
+	}
+	return r;
+}
+
+/* child_run()'s watch: the exec status pipe, and its own child's exit. */
+struct exec_watch {
+	struct child_result *res;
+	const struct child_spec *spec;
+	struct child_watch w;
+};
+
+static int
+exec_ready(void *arg, struct err *err)
+{
+	struct exec_watch *x = arg;
+	int r;
+
+	/* Data: exec failed.  EOF: it succeeded; either way it is done. */
+	r = exec_status(x->res, x->w.fd, x->spec, err);
+	return r != 0 ? r : 1;
+}
+
+static int
+exec_gone(void *arg)
+{
+	struct exec_watch *x = arg;
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	return waitid(P_PID, (id_t)x->res->pid, &si,
+	    WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == x->res->pid;
+}
+
+int
+child_run(struct child_result *res, const struct child_spec *spec,
+    struct err *err)
+{
+	struct sigaction sa, oldsa;
+	sigset_t chld, oldmask, waitmask;
+	struct exec_watch x;
+	/* [0] stdout, [1] stderr, [2] exec status; read ends, write ends */
+	int rd[3] = { -1, -1, -1 }, wr[3] = { -1, -1, -1 }, p[2];
+	int nullfd = -1, r = 0, st = 0, i;
+	long long deadline;
+	pid_t pid;
+
+	child_result_init(res);
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigchld;
+	sa.sa_flags = SA_NOCLDSTOP;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGCHLD, &sa, &oldsa);
+	sigprocmask(SIG_BLOCK, &chld, &oldmask);
+	waitmask = spec->waitmask != NULL ? *spec->waitmask : oldmask;
+	sigdelset(&waitmask, SIGCHLD);
+
+	if ((nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1) {
+		r = err_errno(err, ENVCTL_ESYS, errno, "cannot open /dev/null");
+		goto out;
+	}
+	for (i = 0; i < 3; i++) {
+		if (child_pipe(p) == -1) {
+			r = err_errno(err, ENVCTL_ESYS, errno,
+			    "cannot make a pipe");
+			goto out;
+		}
+		rd[i] = p[0];
+		wr[i] = p[1];
+		if (rd[i] >= FD_SETSIZE) {
+			r = err_set(err, ENVCTL_ESYS,
+			    "descriptor beyond FD_SETSIZE");
+			goto out;
+		}
+	}
+	/* Even exec() is under the deadline: it can hang on a dead mount. */
+	deadline = now_ms() + spec->timeout_ms;
+	if ((pid = child_spawn(spec, nullfd, wr[0], wr[1], wr[2], err)) == -1) {
+		r = err->code;
+		goto out;
+	}
+	res->pid = pid;
+	for (i = 0; i < 3; i++)
+		close_fd(&wr[i]);
+	close_fd(&nullfd);
+
+	x.res = res;
+	x.spec = spec;
+	x.w.fd = rd[2];
+	x.w.ready = exec_ready;
+	x.w.gone = exec_gone;
+	x.w.arg = &x;
+	r = child_collect(res, rd, &x.w, spec, &waitmask, deadline, err);
 	/* Gone without a word on the status pipe yet: read it (no wait). */
-	if (r == 0 && exited && rd[2] >= 0)
-		r = exec_status(res, rd[2], spec, err);
+	if (r == 0 && x.w.fd >= 0)
+		r = exec_status(res, x.w.fd, spec, err);
 	/* Whatever happened, nothing of the group outlives this call. */
 	kill(-pid, SIGKILL);
 	kill(pid, SIGKILL);
@@ -344,19 +423,12 @@ child_run(struct child_result *res, const struct child_spec *spec,
 		res->status = 128 + res->signal;
 	} else
 		res->status = WEXITSTATUS(st);
-	for (i = 0; i < 2; i++) {
-		trim_tail(bufs[i], keep[i]);
-		if (total[i] > keep[i])
-			*(i == 0 ? &res->out_truncated : &res->err_truncated) =
-			    1;
-	}
 out:
 	for (i = 0; i < 3; i++) {
 		close_fd(&rd[i]);
 		close_fd(&wr[i]);
 	}
 	close_fd(&nullfd);
-	free_strv(cand);
 	sigaction(SIGCHLD, &oldsa, NULL);
 	sigprocmask(SIG_SETMASK, &oldmask, NULL);
 	return r;

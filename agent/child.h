@@ -53,6 +53,40 @@ struct child_result {
  */
 int	child_run(struct child_result *res, const struct child_spec *spec,
 	    struct err *err);
+void	child_result_init(struct child_result *res);
 void	child_result_release(struct child_result *res);
+
+/*
+ * The parts child_run() is made of, for a program started some other way
+ * (forkserver.h).  child_spawn() forks and execs spec's program in its own
+ * process group with in, out and errfd as its 0, 1 and 2 and nothing else
+ * open; on exec failure the child writes its errno to statfd (if >= 0)
+ * and exits 127.  Returns the pid, or -1 with err set.
+ */
+pid_t	child_spawn(const struct child_spec *spec, int in, int out, int errfd,
+	    int statfd, struct err *err);
+
+/* What child_collect() watches besides stdout and stderr. */
+struct child_watch {
+	int	 fd;		/* read by ready() when readable; -1: none */
+	int	(*ready)(void *arg, struct err *err);	/* < 0: give up
+				   (err set); 0: watch on; > 0: done with fd */
+	int	(*gone)(void *arg);	/* 1 once the program has exited */
+	void	*arg;
+};
+
+/*
+ * Reads rd[0] (stdout) and rd[1] (stderr) into res, keeping spec's tails,
+ * until both close, or GRACE (200 ms) after gone() for descendants that
+ * hold them; closes them.  ENVCTL_ETIMEOUT at deadline (child_now_ms()
+ * + timeout), ENVCTL_ESYS on the stop flag; ready()'s error.  It neither
+ * kills nor reaps: the caller does, whatever the return.
+ */
+int	child_collect(struct child_result *res, int rd[2],
+	    struct child_watch *w, const struct child_spec *spec,
+	    const sigset_t *waitmask, long long deadline, struct err *err);
+long long child_now_ms(void);
+/* pipe(2) with both ends close-on-exec. */
+int	child_pipe(int p[2]);
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "forkserver.h"
 #include "ops.h"
 #include "session.h"
 
@@ -27,10 +28,11 @@ on_stop(int sig)
 int
 main(int argc, char *argv[])
 {
+	struct forkserver fs = FORKSERVER_INIT;
 	struct agent_ctx ctx;
 	struct sigaction sa;
 	sigset_t block, waitmask;
-	int fd, out;
+	int fd, out, r;
 
 	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
 		printf("envctl-agent %s\n", ENVCTL_VERSION);
@@ -69,5 +71,8 @@ main(int argc, char *argv[])
 	sigprocmask(SIG_BLOCK, &block, &waitmask);
 	ctx.stop = &stop_signal;
 	ctx.waitmask = &waitmask;
-	return session_run(0, out, &ctx);
+	ctx.fs = &fs;
+	r = session_run(0, out, &ctx);
+	forkserver_stop(&fs);
+	return r;
 }

@@ -16,6 +16,7 @@
 #include "common/err.h"
 #include "common/proto.h"
 #include "common/xmalloc.h"
+#include "forkserver.h"
 #include "install.h"
 #include "lock.h"
 #include "op_read.h"
@@ -61,6 +62,7 @@ struct change_req {
 struct change {
 	struct change_req	 rq;
 	const struct agent_ctx	*ctx;
+	int			 fork;	/* probes through ctx->fs */
 	struct target		 t0;	/* read before the lock */
 	struct target		 cur;	/* read under the lock */
 	struct lock		 lk;
@@ -405,6 +407,8 @@ run_probe(struct probe *p, const struct change *c, char *const *env_extra,
 	pa.timeout_ms = c->rq.timeout_ms;
 	pa.stop = c->ctx->stop;
 	pa.waitmask = c->ctx->waitmask;
+	if (c->fork || forkserver_serving(c->ctx->fs))
+		pa.fs = c->ctx->fs;
 	return probe_run(p, &pa, err);
 }
 
@@ -422,6 +426,7 @@ verify_json(const struct probe *p, const char *error)
 	    json_incref(p->values) : json_object());
 	json_object_set_new(o, "startup_error", se);
 	json_object_set_new(o, "imported", jtext(p->imported));
+	json_object_set_new(o, "forked", json_boolean(p->forked));
 	if (error != NULL)
 		json_object_set_new(o, "error", jtext(error));
 	return o;
@@ -991,6 +996,7 @@ op_apply(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
 	int r;
 
 	change_init(&c, "apply", ctx);
+	c.fork = 1;	/* validation and verification: two runs */
 	if ((r = parse_apply(&c.rq, req, err)) != 0 ||
 	    (r = change_begin(&c, err)) != 0)
 		goto out;

@@ -12,6 +12,7 @@
 #include "common/proto.h"
 #include "common/xmalloc.h"
 #include "fscheck.h"
+#include "forkserver.h"
 #include "ops.h"
 #include "probe.h"
 #include "target.h"
@@ -23,6 +24,8 @@ struct read_req {
 	size_t		  nnames;
 	const json_t	*checks;	/* NULL or a validated array */
 	int		  timeout_ms;
+	int		  fork;		/* more runs follow: start the
+					   fork server for this one */
 };
 
 static json_t *
@@ -96,6 +99,11 @@ parse_req(struct read_req *rq, const json_t *req, struct err *err)
 			    "read: 'path' must be null or an absolute path");
 		rq->path = json_string_value(v);
 	}
+	v = json_object_get(req, "fork");
+	if (v != NULL && !json_is_null(v) && !json_is_boolean(v))
+		return err_set(err, ENVCTL_EINVALID,
+		    "read: 'fork' must be true or false");
+	rq->fork = json_is_true(v);
 	rq->timeout_ms = ENVCTL_READ_TIMEOUT_MS;
 	v = json_object_get(req, "timeout_ms");
 	if (v != NULL && !json_is_null(v)) {
@@ -241,6 +249,7 @@ probe_json(const struct probe *p, int shadowed)
 	    p->errtext.len));
 	json_object_set_new(o, "truncated", json_boolean(p->truncated));
 	json_object_set_new(o, "exit", json_integer(p->exit));
+	json_object_set_new(o, "forked", json_boolean(p->forked));
 	json_object_set(o, "values", p->values);
 	json_object_set_new(o, "shadowed", json_boolean(shadowed));
 	json_object_set(o, "site_packages", p->site_packages);
@@ -296,6 +305,8 @@ op_read(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
 	pa.timeout_ms = rq.timeout_ms;
 	pa.stop = ctx->stop;
 	pa.waitmask = ctx->waitmask;
+	if (rq.fork || forkserver_serving(ctx->fs))
+		pa.fs = ctx->fs;
 	ran = 1;
 	if ((r = probe_run(&p, &pa, err)) != 0)
 		goto out;

@@ -16,12 +16,14 @@
 #include <signal.h>
 
 struct err;
+struct forkserver;
 
 /* What every handler may need from main(). */
 struct agent_ctx {
 	const volatile sig_atomic_t *stop;	/* signal number once asked to
 						   stop (SIGHUP/INT/TERM) */
 	const sigset_t	*waitmask;	/* mask while blocked waiting */
+	struct forkserver *fs;		/* the session's (forkserver.h) */
 };
 
 /*

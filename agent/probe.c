@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "child.h"
+#include "forkserver.h"
 #include "common/err.h"
 #include "common/proto.h"
 #include "common/xmalloc.h"
@@ -244,7 +245,16 @@ probe_run(struct probe *p, const struct probe_args *a, struct err *err)
 	spec.err_keep = ENVCTL_PROBE_ERR_KEEP;
 	spec.stop = a->stop;
 	spec.waitmask = a->waitmask;
-	r = child_run(&res, &spec, err);
+	/* The server cannot serve this run, or broke: a fresh start. */
+	p->forked = 1;
+	if (a->fs == NULL ||
+	    (r = forkserver_run(a->fs, &res, &spec, err)) ==
+	    ENVCTL_EUNSUPPORTED) {
+		if (a->fs != NULL)
+			child_result_release(&res);
+		p->forked = 0;
+		r = child_run(&res, &spec, err);
+	}
 	if (res.exec_errno != 0) {
 		r = err_errno(err, ENVCTL_EPROBE, res.exec_errno,
 		    "cannot run '%s'", a->interp);

@@ -4,7 +4,8 @@
  * probe_run() runs `INTERP -c SCRIPT NAME...` once with a clean environment
  * (ENVCTL_PROBE_PATH only, plus what the caller adds: apply validates a
  * candidate with PYTHONPATH), from /, stdin on /dev/null, so that site
- * initialisation runs as for a fresh service.  The script reports, after
+ * initialisation runs as for a fresh service: exec'd, or forked from the
+ * session's fork server (forkserver.h) when the caller gives one.  The script reports, after
  * the last ENVCTL_PROBE_MARKER line on stdout, the interpreter, the
  * sitecustomize it imports and the values of the named variables; Python's
  * "Error in sitecustomize" lines come from stderr.  A struct probe owns all
@@ -20,6 +21,7 @@
 #include "common/buf.h"
 
 struct err;
+struct forkserver;
 
 #define ENVCTL_PROBE_MARKER	"--envctl-probe-v1-3f9c2a61--"
 #define ENVCTL_PROBE_PATH \
@@ -35,6 +37,7 @@ struct probe_args {
 	int		 timeout_ms;
 	const volatile sig_atomic_t *stop;	/* see child.h */
 	const sigset_t	*waitmask;
+	struct forkserver *fs;		/* NULL: a fresh start (exec) */
 };
 
 struct probe {
@@ -51,6 +54,7 @@ struct probe {
 	struct buf errtext;	/* the last ERR_KEEP bytes of stderr */
 	int	 truncated;	/* stdout or stderr was cut */
 	int	 exit;		/* exit status, or 128 + signal */
+	int	 forked;	/* it ran in a child of the fork server */
 };
 
 /*

@@ -259,7 +259,8 @@ apply_inventory(const char *inventory, const struct fleet_args *a, int yes,
 	struct agent_binary ab = { 0 };
 	struct host_plan **hps = NULL;
 	struct plan_counts c = { 0 };
-	struct plan_then then = { apply_then, r };
+	/* Validation and verification follow the read on the session. */
+	struct plan_then then = { apply_then, r, 1 };
 	struct buf b = ENVCTL_BUF_INIT;
 	size_t n = 0, i, pending = 0;
 	int code;

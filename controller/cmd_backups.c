@@ -109,7 +109,7 @@ cmd_backups(int argc, char **argv)
 	struct agent_binary ab = { 0 };
 	struct host_plan **hps = NULL;
 	struct run r;
-	struct plan_then then = { fetch, NULL };
+	struct plan_then then = { fetch, NULL, 0 };
 	char **operands = xcalloc((size_t)argc, sizeof(char *));
 	json_t *root, *hosts;
 	size_t n = 0, i, nh = 0;

@@ -311,6 +311,8 @@ cmd_drift(int argc, char **argv)
 	r.fixed = xcalloc(nh + 1, 1);
 	then.fn = fix;
 	then.arg = &r;
+	/* Most hosts are in sync: a fix starts the fork server itself. */
+	then.runs_follow = 0;
 	code = cmd_run_plans(&ctx, operands[0], &a, &ab, dofix ? &then : NULL,
 	    &hps, &n, NULL, NULL);
 	if (code != ENVCTL_EXIT_OK)

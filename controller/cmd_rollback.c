@@ -229,6 +229,7 @@ cmd_rollback(int argc, char **argv)
 	r.jobs = xcalloc(r.njobs + 1, sizeof(*r.jobs));
 	then.fn = choose;
 	then.arg = &r;
+	then.runs_follow = yes;	/* the verification */
 	code = cmd_run_plans(&ctx, operands[0], &a, &ab, &then, &hps, &n,
 	    print_host, &r);
 	if (code != ENVCTL_EXIT_OK)

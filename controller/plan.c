@@ -26,7 +26,8 @@ outcome_name(enum outcome o)
 /* Sends hello and read together, then takes both replies. */
 static int
 exchange(struct host_plan *hp, struct agentlink *l, const struct playbook *pb,
-    int timeout_ms, json_t **hello, json_t **read, struct err *err)
+    const struct plan_then *then, int timeout_ms, json_t **hello,
+    json_t **read, struct err *err)
 {
 	json_t *req;
 	int r;
@@ -38,6 +39,8 @@ exchange(struct host_plan *hp, struct agentlink *l, const struct playbook *pb,
 	if (r != 0)
 		return r;
 	req = hoststate_request(pb, hp->host, &hp->d, 2, timeout_ms);
+	if (then != NULL && then->runs_follow)
+		json_object_set_new(req, "fork", json_true());
 	r = agentlink_send(l, req, err);
 	json_decref(req);
 	if (r != 0)
@@ -117,7 +120,7 @@ plan_host(struct host_plan *hp, const struct host *h,
 		goto out;
 	}
 	hp->outcome = ENVCTL_OUT_FAILED;
-	if ((r = exchange(hp, l, pb, o->timeout * 1000, &hello, &read,
+	if ((r = exchange(hp, l, pb, then, o->timeout * 1000, &hello, &read,
 	    &hp->err)) != 0)
 		goto out;
 	if ((r = hoststate_parse(&hp->st, hello, read, &hp->err)) != 0)

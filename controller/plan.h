@@ -35,6 +35,9 @@ struct plan_then {
 	void		(*fn)(void *arg, struct host_plan *hp,
 			    struct agentlink *l);
 	void		*arg;
+	int		 runs_follow;	/* fn runs the interpreter again:
+					   the read starts the agent's
+					   fork server */
 };
 
 /* Per-host outcome words, the same in every output. */

@@ -37,6 +37,19 @@ static const char *const nccl[] = {
 };
 
 /* Appends a frame of the JSON text js. */
+/*
+ * The probe tests run twice: with fresh interpreters, then (the
+ * "probe-forked" case) with every read asking for the fork server, where
+ * a successful read must also say it was served by it.
+ */
+static int forked;
+
+static void
+set_forked(void)
+{
+	forked = 1;
+}
+
 static void
 add_frame(struct buf *b, const char *js)
 {
@@ -84,6 +97,8 @@ ask(json_t *req)
 	ck_assert_uint_eq(json_array_size(replies), 1);
 	reply = json_incref(json_array_get(replies, 0));
 	ck_assert_int_eq(jint(reply, "id"), 1);
+	if (jget(reply, "probe") != NULL)
+		ck_assert_int_eq(jbool(reply, "probe.forked"), forked);
 	json_decref(replies);
 	tu_run_free(&r);
 	buf_release(&in);
@@ -94,11 +109,11 @@ ask(json_t *req)
 static json_t *
 read_req(const char *interp, const char *path)
 {
-	return json_pack("{s:s,s:i,s:s,s:o,s:[ssssss],s:[],s:i}",
+	return json_pack("{s:s,s:i,s:s,s:o,s:[ssssss],s:[],s:i,s:b}",
 	    "op", "read", "id", 1, "interpreter", interp,
 	    "path", path != NULL ? json_string(path) : json_null(),
 	    "vars", nccl[0], nccl[1], nccl[2], nccl[3], nccl[4], nccl[5],
-	    "checks", "timeout_ms", 10000);
+	    "checks", "timeout_ms", 10000, "fork", forked);
 }
 
 /* The decoded bytes of target.data. */
@@ -786,8 +801,9 @@ START_TEST(test_probe_unicode)
 	    "'caf\\u00e9 \\U0001f600 \"q\" \\\\ \\n\\t\\x01'\n"
 	    "os.environ['B'] = b'a\\xffb'.decode('utf-8', 'surrogateescape')\n"
 	    "os.environ['E'] = ''\n");
-	req = json_pack("{s:s,s:i,s:s,s:[ssss]}", "op", "read", "id", 1,
-	    "interpreter", e.interp, "vars", "U", "B", "E", "U");
+	req = json_pack("{s:s,s:i,s:s,s:[ssss],s:b}", "op", "read", "id", 1,
+	    "interpreter", e.interp, "vars", "U", "B", "E", "U", "fork",
+	    forked);
 	reply = ask(req);
 	assert_ok(reply);
 	ck_assert_str_eq(jstr(reply, "probe.values.U"),
@@ -907,9 +923,9 @@ START_TEST(test_probe_clean_env)
 	pyenv_init(&e, "import os\n"
 	    "os.environ['ENVKEYS'] = ','.join(sorted(os.environ))\n"
 	    "os.environ['CWD'] = os.getcwd()\n");
-	req = json_pack("{s:s,s:i,s:s,s:[sssss]}", "op", "read", "id", 1,
-	    "interpreter", e.interp, "vars", "ENVKEYS", "PATH", "HOME",
-	    "CWD", "NCCL_PROTO");
+	req = json_pack("{s:s,s:i,s:s,s:[sssss],s:b}", "op", "read", "id",
+	    1, "interpreter", e.interp, "vars", "ENVKEYS", "PATH", "HOME",
+	    "CWD", "NCCL_PROTO", "fork", forked);
 	reply = ask(req);
 	unsetenv("PYTHONVERBOSE");
 	unsetenv("PYTHONSTARTUP");
@@ -1294,6 +1310,108 @@ START_TEST(test_sigterm)
 }
 END_TEST
 
+/*
+ * One session, two reads asking for the fork server: it starts once (the
+ * wrapper runs once), serves both, and is gone when the agent is.
+ */
+START_TEST(test_fork_session)
+{
+	struct buf in = ENVCTL_BUF_INIT;
+	struct tu_run r;
+	json_t *replies, *req, *reply;
+	char *wrapper, *interp, *dir, *starts, *text;
+	size_t i, len, lines = 0;
+	pid_t pid;
+
+	dir = tu_mkdtemp();
+	free(tu_writes(dir, "sitecustomize.py", "import os\n"
+	    "os.environ.setdefault('NCCL_PROTO', 'LL')\n"));
+	starts = xasprintf("%s/starts", dir);
+	wrapper = xasprintf("#!/bin/sh\necho $$ >> %s\n"
+	    "exec env PYTHONPATH=%s %s \"$@\"\n", starts, dir, tu_python());
+	interp = tu_writes(dir, "python", wrapper);
+	ck_assert_int_eq(chmod(interp, 0755), 0);
+	for (i = 0; i < 2; i++) {
+		req = read_req(interp, NULL);
+		json_object_set_new(req, "id", json_integer((json_int_t)i + 1));
+		json_object_set_new(req, "fork", json_true());
+		ck_assert_int_eq(proto_encode(&in, req, NULL), 0);
+		json_decref(req);
+	}
+	replies = run_agent(&r, &in);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_uint_eq(json_array_size(replies), 2);
+	for (i = 0; i < 2; i++) {
+		reply = json_array_get(replies, i);
+		assert_ok(reply);
+		ck_assert(jbool(reply, "probe.forked"));
+		ck_assert_str_eq(jstr(reply, "probe.values.NCCL_PROTO"), "LL");
+		assert_null(reply, "probe.values.NCCL_ALGO");
+		assert_null(reply, "probe.startup_error");
+	}
+	text = tu_read(starts, &len);
+	for (i = 0; i < len; i++)
+		lines += text[i] == '\n';
+	ck_assert_uint_eq(lines, 1);
+	pid = (pid_t)strtol(text, NULL, 10);
+	ck_assert_int_eq(kill(pid, 0), -1);
+	ck_assert_int_eq(errno, ESRCH);
+	json_decref(replies);
+	tu_run_free(&r);
+	buf_release(&in);
+	tu_rmtree(dir);
+	free(dir);
+	free(starts);
+	free(wrapper);
+	free(interp);
+	free(text);
+}
+END_TEST
+
+/*
+ * A wrapper that drops -S would let site (and the file) run in the
+ * server: it refuses to serve, and the read starts afresh, right.
+ */
+START_TEST(test_fork_no_site)
+{
+	struct pyenv e;
+	json_t *req, *reply;
+	char *wrapper;
+
+	pyenv_init(&e, "import os\nos.environ['NCCL_PROTO'] = 'LL'\n");
+	wrapper = xasprintf("#!/bin/sh\n[ \"$1\" = -S ] && shift\n"
+	    "exec env PYTHONPATH=%s %s \"$@\"\n", e.dir, tu_python());
+	free(tu_writes(e.dir, "python", wrapper));
+	req = read_req(e.interp, NULL);
+	json_object_set_new(req, "fork", json_true());
+	reply = ask(req);	/* which asserts probe.forked is false */
+	assert_ok(reply);
+	ck_assert_str_eq(jstr(reply, "probe.values.NCCL_PROTO"), "LL");
+	assert_null(reply, "probe.startup_error");
+	json_decref(reply);
+	pyenv_release(&e);
+	free(wrapper);
+}
+END_TEST
+
+static void
+add_probe_tests(TCase *tc)
+{
+	tcase_add_test(tc, test_probe_broken);
+	tcase_add_test(tc, test_probe_working);
+	tcase_add_test(tc, test_probe_junk);
+	tcase_add_test(tc, test_probe_unicode);
+	tcase_add_test(tc, test_probe_timeout);
+	tcase_add_test(tc, test_probe_flood);
+	tcase_add_test(tc, test_probe_daemon);
+	tcase_add_test(tc, test_probe_clean_env);
+	tcase_add_test(tc, test_probe_cannot_run);
+	tcase_add_test(tc, test_probe_no_report);
+	tcase_add_test(tc, test_shadowed);
+	tcase_add_test(tc, test_auto_site_packages);
+	tcase_add_test(tc, test_auto_system);
+}
+
 int
 main(void)
 {
@@ -1301,6 +1419,7 @@ main(void)
 	TCase *proto = tcase_create("session");
 	TCase *rd = tcase_create("read");
 	TCase *pr = tcase_create("probe");
+	TCase *prf = tcase_create("probe-forked");
 	SRunner *sr;
 	int failed;
 
@@ -1321,22 +1440,15 @@ main(void)
 	tcase_add_test(rd, test_read_too_big);
 	tcase_add_test(rd, test_checks);
 	tcase_add_test(rd, test_bad_args);
-	tcase_add_test(pr, test_probe_broken);
-	tcase_add_test(pr, test_probe_working);
-	tcase_add_test(pr, test_probe_junk);
-	tcase_add_test(pr, test_probe_unicode);
-	tcase_add_test(pr, test_probe_timeout);
-	tcase_add_test(pr, test_probe_flood);
-	tcase_add_test(pr, test_probe_daemon);
-	tcase_add_test(pr, test_probe_clean_env);
-	tcase_add_test(pr, test_probe_cannot_run);
-	tcase_add_test(pr, test_probe_no_report);
-	tcase_add_test(pr, test_shadowed);
-	tcase_add_test(pr, test_auto_site_packages);
-	tcase_add_test(pr, test_auto_system);
+	add_probe_tests(pr);
+	tcase_add_test(pr, test_fork_session);
+	tcase_add_test(pr, test_fork_no_site);
+	add_probe_tests(prf);
+	tcase_add_checked_fixture(prf, set_forked, NULL);
 	suite_add_tcase(s, proto);
 	suite_add_tcase(s, rd);
 	suite_add_tcase(s, pr);
+	suite_add_tcase(s, prf);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);

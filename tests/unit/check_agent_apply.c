@@ -496,6 +496,8 @@ START_TEST(test_apply_converges)
 	assert_ok(reply);
 	ck_assert(jbool(reply, "changed"));
 	ck_assert_str_eq(jstr(reply, "real"), s.real);
+	/* Verified in a child of the session's fork server. */
+	ck_assert(jbool(reply, "verify.forked"));
 	assert_values(jget(reply, "verify.values"));
 	assert_null(reply, "verify.startup_error");
 	sha_old = hex_sha256(seed, seedlen);
@@ -721,7 +723,14 @@ START_TEST(test_cas)
 }
 END_TEST
 
-START_TEST(test_validate_fails)
+/*
+ * A candidate that fails validation fails the same way whether it ran in
+ * a child of the fork server (forked: the interpreter is run through a
+ * wrapper that changes nothing) or afresh (the site's wrapper changes
+ * PYTHONPATH, so the server may not apply the candidate's).
+ */
+static void
+validate_fails(int forked)
 {
 	static const struct {
 		const char	*text;
@@ -749,10 +758,18 @@ START_TEST(test_validate_fails)
 	};
 	struct site s;
 	json_t *req, *reply;
-	char *msg;
+	char *msg, *wrapper;
 	size_t i;
 
 	site_init(&s, "import os\n", 1);
+	if (forked) {
+		free(s.interp);
+		wrapper = xasprintf("#!/bin/sh\nexec %s \"$@\"\n",
+		    tu_python());
+		s.interp = tu_writes(s.dir, "python-same", wrapper);
+		ck_assert_int_eq(chmod(s.interp, 0755), 0);
+		free(wrapper);
+	}
 	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
 		req = apply_req(&s, v[i].text);
 		if (v[i].msg == NULL)
@@ -769,6 +786,8 @@ START_TEST(test_validate_fails)
 		else
 			assert_fail(reply, "EVERIFY", v[i].msg);
 		ck_assert_str_eq(jstr(reply, "detail.stage"), "validate");
+		ck_assert_int_eq(jbool(reply, "detail.verify.forked"),
+		    forked);
 		json_decref(reply);
 		/* Nothing touched: the file, no backup, no temp. */
 		assert_file(s.real, "import os\n", 10);
@@ -784,6 +803,17 @@ START_TEST(test_validate_fails)
 	    "NCCL_PROTO is '********', want '********' (and 5 more)");
 	json_decref(reply);
 	site_release(&s);
+}
+
+START_TEST(test_validate_fails)
+{
+	validate_fails(0);
+}
+END_TEST
+
+START_TEST(test_validate_fails_forked)
+{
+	validate_fails(1);
 }
 END_TEST
 
@@ -1977,6 +2007,7 @@ main(void)
 	tcase_add_test(ap, test_validate_fails);
 	tcase_add_test(ap, test_validate_stale);
 	tcase_add_test(ap, test_validate_wrapper);
+	tcase_add_test(ap, test_validate_fails_forked);
 	tcase_add_test(ap, test_verify_restores);
 	tcase_add_test(ap, test_absent);
 	tcase_add_test(ap, test_absent_owner);

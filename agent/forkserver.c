@@ -1,0 +1,498 @@
+/* forkserver.c - fresh interpreters forked from one (see forkserver.h). */
+#include "forkserver.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "child.h"
+#include "common/err.h"
+#include "common/xmalloc.h"
+
+/* How long a server may take to start, and a killed run to be reported. */
+#define START_MS	10000
+#define REAP_MS		5000
+#define MSG_MAX		64
+#define READY_MAX	(256u * 1024)
+
+/*
+ * The server: argv[1] is the script each child runs.  It talks over fd 0
+ * (SOCK_SEQPACKET, one message each): "ready\0E\0NAME=value..." (E:
+ * sys.flags.ignore_environment, then its environment, to tell whether a
+ * wrapper set PYTHON* variables), or it exits at once if site was
+ * imported (a wrapper that drops -S); then per run it receives
+ * "run\0N\0" + N "NAME=value" + the arguments, all NUL-separated, with
+ * the child's stdout and stderr as SCM_RIGHTS, and answers "pid P", then
+ * "exit CODE STATUS" (waitid's si_code and si_status; the child is left a
+ * zombie so that its pid and group stay valid) and reaps it on "reap".
+ * The child does what start-up does after the core (see forkserver.h);
+ * the names it uses are bound as defaults because it empties __main__.
+ * Python 3.3 and later.
+ */
+static const char server[] =
+    "import sys, os\n"
+    "def _envctl_child(code, fds, base, extra, args, os=os, sys=sys):\n"
+    "    os.setpgid(0, 0)\n"
+    "    z = os.open('/dev/null', os.O_RDONLY)\n"
+    "    os.dup2(z, 0)\n"
+    "    os.dup2(fds[0], 1)\n"
+    "    os.dup2(fds[1], 2)\n"
+    "    for fd in fds + [z]:\n"
+    "        if fd > 2:\n"
+    "            os.close(fd)\n"
+    "    os.environ.clear()\n"
+    "    for k, v in base + extra:\n"
+    "        os.environb[k] = v\n"
+    "    sys.argv[:] = ['-c'] + [os.fsdecode(a) for a in args]\n"
+    "    if sys.path[:1] == ['']:\n"
+    "        del sys.path[0]\n"
+    "    p = os.environ.get('PYTHONPATH')\n"
+    "    if p:\n"
+    "        sys.path[0:0] = [d for d in p.split(os.pathsep) if d]\n"
+    "    if os.environ.get('PYTHONDONTWRITEBYTECODE'):\n"
+    "        sys.dont_write_bytecode = True\n"
+    "    sys.path_importer_cache.clear()\n"
+    "    sys.modules.pop('_socket', None)\n"
+    "    g = sys.modules['__main__'].__dict__\n"
+    "    for k in [k for k in g if k[:2] != '__']:\n"
+    "        del g[k]\n"
+    "    import site\n"
+    "    try:\n"
+    "        site.main()\n"
+    "    except BaseException:\n"
+    "        sys.stderr.write('Fatal Python error: init_import_site: '\n"
+    "                         'Failed to import the site module\\n')\n"
+    "        import traceback\n"
+    "        traceback.print_exc()\n"
+    "        return 1\n"
+    "    sys.path.insert(0, '')\n"
+    "    exec(code, g)\n"
+    "    return 0\n"
+    "def _envctl_server(os=os, sys=sys):\n"
+    "    if not sys.flags.no_site or 'site' in sys.modules:\n"
+    "        return\n"
+    "    import _socket\n"
+    "    code = compile(sys.argv.pop(1), '<string>', 'exec')\n"
+    "    base = list(os.environb.items())\n"
+    "    s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_SEQPACKET, 0, 0)\n"
+    "    s.send(b'\\0'.join([b'ready',\n"
+    "                        str(sys.flags.ignore_environment).encode()] +\n"
+    "                       [k + b'=' + v for k, v in base]))\n"
+    "    while True:\n"
+    "        m, anc, fl, ad = s.recvmsg(1 << 20, 64)\n"
+    "        if not m:\n"
+    "            return\n"
+    "        fds = []\n"
+    "        for lv, ty, d in anc:\n"
+    "            if lv == _socket.SOL_SOCKET and ty == _socket.SCM_RIGHTS:\n"
+    "                fds += [int.from_bytes(d[i:i + 4], sys.byteorder)\n"
+    "                        for i in range(0, len(d) - len(d) % 4, 4)]\n"
+    "        f = m.split(b'\\0')\n"
+    "        n = int(f[1])\n"
+    "        extra = [tuple(e.split(b'=', 1)) for e in f[2:2 + n]]\n"
+    "        pid = os.fork()\n"
+    "        if pid == 0:\n"
+    "            s.detach()\n"
+    "            r = 1\n"
+    "            try:\n"
+    "                r = _envctl_child(code, fds, base, extra, f[2 + n:])\n"
+    "            except SystemExit as e:\n"
+    "                r = e.code if isinstance(e.code, int) else 0\n"
+    "                if e.code is not None and not isinstance(e.code, int):\n"
+    "                    sys.stderr.write('%s\\n' % (e.code,))\n"
+    "                    r = 1\n"
+    "            except BaseException:\n"
+    "                import traceback\n"
+    "                traceback.print_exc()\n"
+    "            finally:\n"
+    "                for f in (sys.stdout, sys.stderr):\n"
+    "                    try:\n"
+    "                        f.flush()\n"
+    "                    except BaseException:\n"
+    "                        pass\n"
+    "                os._exit(r)\n"
+    "        for fd in fds:\n"
+    "            os.close(fd)\n"
+    "        s.send(('pid %d' % pid).encode())\n"
+    "        w = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)\n"
+    "        s.send(('exit %d %d' % (w.si_code, w.si_status)).encode())\n"
+    "        m = s.recv(64)\n"
+    "        os.waitpid(pid, 0)\n"
+    "        if not m:\n"
+    "            return\n"
+    "_envctl_server()\n";
+
+/* The environment entries the child applies itself. */
+static int
+child_applies(const char *e)
+{
+	return strncmp(e, "PYTHONPATH=", 11) == 0 ||
+	    strncmp(e, "PYTHONDONTWRITEBYTECODE=", 24) == 0;
+}
+
+/*
+ * The server's key: interpreter, script and the environment without what
+ * the child applies.  Returns how many variables the child applies, or
+ * -1 when the run cannot be served at all.
+ */
+static int
+make_key(struct buf *key, const struct child_spec *spec)
+{
+	size_t i;
+	int extras = 0;
+
+	if (spec->argv[0] == NULL || spec->argv[1] == NULL ||
+	    strcmp(spec->argv[1], "-c") != 0 || spec->argv[2] == NULL)
+		return -1;
+	buf_addstr(key, spec->argv[0]);
+	buf_addch(key, '\0');
+	buf_addstr(key, spec->argv[2]);
+	buf_addch(key, '\0');
+	for (i = 0; spec->envp[i] != NULL; i++) {
+		if (child_applies(spec->envp[i])) {
+			extras++;
+			continue;
+		}
+		if (strncmp(spec->envp[i], "PYTHON", 6) == 0)
+			return -1;
+		buf_addstr(key, spec->envp[i]);
+		buf_addch(key, '\0');
+	}
+	return extras;
+}
+
+/*
+ * Waits for one message until deadline; its text, NUL-terminated, in
+ * msg.  Its length, or -1 on EOF, error, deadline or the stop flag.
+ */
+static int
+recv_msg(int sock, char *msg, size_t size, long long deadline,
+    const struct child_spec *spec)
+{
+	struct timespec ts;
+	fd_set rfds;
+	long long left;
+	ssize_t n;
+
+	for (;;) {
+		if (spec->stop != NULL && *spec->stop)
+			return -1;
+		n = recv(sock, msg, size - 1, MSG_DONTWAIT);
+		if (n > 0) {
+			msg[n] = '\0';
+			return (int)n;
+		}
+		if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK &&
+		    errno != EINTR))
+			return -1;
+		if ((left = deadline - child_now_ms()) <= 0)
+			return -1;
+		ts.tv_sec = (time_t)(left / 1000);
+		ts.tv_nsec = (long)(left % 1000) * 1000000;
+		FD_ZERO(&rfds);
+		FD_SET(sock, &rfds);
+		if (pselect(sock + 1, &rfds, NULL, NULL, &ts,
+		    spec->waitmask) == -1 && errno != EINTR)
+			return -1;
+	}
+}
+
+/*
+ * Whether the server's environment (s, NUL-separated) holds no PYTHON*
+ * variable, as the agent gave it none: then nothing between the agent and
+ * the interpreter (a wrapper script) had a say in PYTHONPATH, and a child
+ * can apply the run's as a fresh start would.
+ */
+static int
+no_python_vars(const char *s, size_t len)
+{
+	const char *end = s + len, *e;
+
+	for (; s < end; s = e + 1) {
+		if ((e = memchr(s, '\0', (size_t)(end - s))) == NULL)
+			e = end;
+		if ((size_t)(e - s) >= 6 && memcmp(s, "PYTHON", 6) == 0)
+			return 0;
+	}
+	return 1;
+}
+
+static int
+start(struct forkserver *fs, const struct child_spec *spec, struct err *err)
+{
+	struct child_spec ss = *spec;
+	char *argv[6], **env, *ready;
+	int sv[2], nullfd, n;
+	size_t i, k = 0;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
+		return -1;
+	if (sv[0] >= FD_SETSIZE ||
+	    (nullfd = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1) {
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	for (i = 0; spec->envp[i] != NULL; i++)
+		;
+	env = xcalloc(i + 1, sizeof(*env));
+	for (i = 0; spec->envp[i] != NULL; i++)
+		if (strncmp(spec->envp[i], "PYTHON", 6) != 0)
+			env[k++] = spec->envp[i];
+	argv[0] = spec->argv[0];
+	argv[1] = "-S";
+	argv[2] = "-c";
+	argv[3] = (char *)server;
+	argv[4] = spec->argv[2];
+	argv[5] = NULL;
+	ss.argv = argv;
+	ss.envp = env;
+	fs->pid = child_spawn(&ss, sv[1], nullfd, nullfd, -1, err);
+	close(sv[1]);
+	close(nullfd);
+	fs->sock = sv[0];
+	if (fs->pid == -1) {
+		close(fs->sock);
+		fs->sock = -1;
+		free(env);
+		return -1;
+	}
+	ready = xmalloc(READY_MAX);
+	n = recv_msg(fs->sock, ready, READY_MAX, child_now_ms() + START_MS,
+	    spec);
+	if (n < 8 || memcmp(ready, "ready\0", 6) != 0) {
+		free(ready);
+		free(env);
+		return -1;
+	}
+	fs->extras_ok = ready[6] == '0' && ready[7] == '\0' &&
+	    no_python_vars(ready + 8, (size_t)n - 8);
+	free(ready);
+	free(env);
+	return 0;
+}
+
+/* Sends the run with the write ends of its stdout and stderr. */
+static int
+send_run(int sock, const struct child_spec *spec, const int wr[2])
+{
+	union {
+		char		buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr	align;
+	} u;
+	struct buf m = ENVCTL_BUF_INIT;
+	struct cmsghdr *cm;
+	struct msghdr mh;
+	struct iovec iov;
+	size_t i, n = 0;
+	ssize_t r;
+
+	for (i = 0; spec->envp[i] != NULL; i++)
+		n += child_applies(spec->envp[i]);
+	buf_addf(&m, "run%c%zu", '\0', n);
+	for (i = 0; spec->envp[i] != NULL; i++)
+		if (child_applies(spec->envp[i])) {
+			buf_addch(&m, '\0');
+			buf_addstr(&m, spec->envp[i]);
+		}
+	for (i = 3; spec->argv[i] != NULL; i++) {
+		buf_addch(&m, '\0');
+		buf_addstr(&m, spec->argv[i]);
+	}
+	memset(&u, 0, sizeof(u));
+	memset(&mh, 0, sizeof(mh));
+	iov.iov_base = m.data;
+	iov.iov_len = m.len;
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = u.buf;
+	mh.msg_controllen = sizeof(u.buf);
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(2 * sizeof(int));
+	memcpy(CMSG_DATA(cm), wr, 2 * sizeof(int));
+	while ((r = sendmsg(sock, &mh, MSG_NOSIGNAL)) == -1 && errno == EINTR)
+		;
+	buf_release(&m);
+	return r == (ssize_t)iov.iov_len ? 0 : -1;
+}
+
+/* The run in progress, as child_collect() watches it. */
+struct run {
+	struct child_result *res;
+	int		 sock;
+	int		 exited;	/* "exit" came: the status is in res */
+	int		 lost;		/* the server closed or talked nonsense */
+};
+
+static int
+parse_exit(struct run *rn, const char *msg)
+{
+	int code, status;
+
+	if (sscanf(msg, "exit %d %d", &code, &status) != 2)
+		return -1;
+	rn->exited = 1;
+	rn->res->signal = code == CLD_EXITED ? 0 : status;
+	rn->res->status = code == CLD_EXITED ? status : 128 + status;
+	return 0;
+}
+
+/* The server's socket is readable: the "exit" message, or it is lost. */
+static int
+run_ready(void *arg, struct err *err)
+{
+	struct run *rn = arg;
+	char msg[MSG_MAX];
+	ssize_t n;
+
+	(void)err;
+	while ((n = recv(rn->sock, msg, sizeof(msg) - 1, MSG_DONTWAIT)) ==
+	    -1 && errno == EINTR)
+		;
+	if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return 0;
+	if (n > 0) {
+		msg[n] = '\0';
+		if (parse_exit(rn, msg) == 0)
+			return 1;
+	}
+	rn->lost = 1;
+	return -1;
+}
+
+static int
+run_gone(void *arg)
+{
+	return ((struct run *)arg)->exited;
+}
+
+int
+forkserver_serving(const struct forkserver *fs)
+{
+	return fs->pid > 0;
+}
+
+void
+forkserver_stop(struct forkserver *fs)
+{
+	int st;
+
+	if (fs->sock >= 0)
+		close(fs->sock);
+	fs->sock = -1;
+	if (fs->pid > 0) {
+		kill(-fs->pid, SIGKILL);
+		kill(fs->pid, SIGKILL);
+		while (waitpid(fs->pid, &st, 0) == -1 && errno == EINTR)
+			;
+	}
+	fs->pid = 0;
+	buf_release(&fs->key);
+}
+
+/* Gives up on the server for good: runs go back to fresh starts. */
+static int
+broken(struct forkserver *fs)
+{
+	forkserver_stop(fs);
+	fs->pid = -1;
+	return ENVCTL_EUNSUPPORTED;
+}
+
+static void
+close_pair(int fd[2])
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (fd[i] >= 0) {
+			close(fd[i]);
+			fd[i] = -1;
+		}
+}
+
+int
+forkserver_run(struct forkserver *fs, struct child_result *res,
+    const struct child_spec *spec, struct err *err)
+{
+	struct err serr = ENVCTL_ERR_INIT;
+	struct buf key = ENVCTL_BUF_INIT;
+	struct child_watch w;
+	struct run rn;
+	char msg[MSG_MAX];
+	int rd[2] = { -1, -1 }, wr[2] = { -1, -1 }, p[2], i, r, pid, extras;
+	long long deadline;
+
+	child_result_init(res);
+	if (fs->pid < 0 || (extras = make_key(&key, spec)) < 0) {
+		buf_release(&key);
+		return ENVCTL_EUNSUPPORTED;
+	}
+	if (fs->pid > 0 && (key.len != fs->key.len ||
+	    memcmp(key.data, fs->key.data, key.len) != 0))
+		forkserver_stop(fs);
+	if (fs->pid == 0) {
+		buf_release(&fs->key);
+		fs->key = key;
+		buf_init(&key, 0);
+		r = start(fs, spec, &serr);
+		err_release(&serr);
+		if (r != 0)
+			return broken(fs);
+	}
+	buf_release(&key);
+	if (extras && !fs->extras_ok)
+		return ENVCTL_EUNSUPPORTED;
+	for (i = 0; i < 2; i++) {
+		if (child_pipe(p) == -1 || p[0] >= FD_SETSIZE) {
+			r = err_errno(err, ENVCTL_ESYS, errno,
+			    "cannot make a pipe");
+			close_pair(rd);
+			close_pair(wr);
+			return r;
+		}
+		rd[i] = p[0];
+		wr[i] = p[1];
+	}
+	deadline = child_now_ms() + spec->timeout_ms;
+	r = send_run(fs->sock, spec, wr);
+	close_pair(wr);
+	if (r != 0 || recv_msg(fs->sock, msg, MSG_MAX, deadline, spec) < 0 ||
+	    sscanf(msg, "pid %d", &pid) != 1 || pid <= 0) {
+		close_pair(rd);
+		return broken(fs);
+	}
+	res->pid = pid;
+	memset(&rn, 0, sizeof(rn));
+	rn.res = res;
+	rn.sock = fs->sock;
+	w.fd = fs->sock;
+	w.ready = run_ready;
+	w.gone = run_gone;
+	w.arg = &rn;
+	r = child_collect(res, rd, &w, spec, spec->waitmask, deadline, err);
+	/* The child is not reaped yet, so its pid still names its group. */
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	/* Lost while it ran: its outcome is unknown, run it afresh. */
+	if (rn.lost)
+		return broken(fs);
+	if (!rn.exited && (recv_msg(fs->sock, msg, MSG_MAX,
+	    child_now_ms() + REAP_MS, spec) < 0 ||
+	    parse_exit(&rn, msg) != 0)) {
+		broken(fs);
+		return r != 0 ? r : ENVCTL_EUNSUPPORTED;
+	}
+	if (send(fs->sock, "reap", 4, MSG_NOSIGNAL) != 4)
+		broken(fs);
+	return r;
+}

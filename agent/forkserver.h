@@ -1,0 +1,56 @@
+/*
+ * forkserver.h - fresh interpreters forked from one that never ran site.
+ *
+ * A change runs the host's interpreter up to three times (the read, the
+ * validation, the verification), and most of a fresh start is Python's
+ * own core start-up.  The fork server pays it once per session: it runs
+ * `INTERP -S -c SERVER SCRIPT` in the probe's environment without its
+ * PYTHON* variables, from /, in its own process group, on a socket (fd 0).
+ * Started with -S, it never imports site: no sitecustomize, .pth file or
+ * site-packages directory has been read.  For each run it forks a child
+ * that takes the caller's stdout and stderr pipes (passed over the
+ * socket), its own process group and stdin on /dev/null, and the run's
+ * argv and environment (as start-up left it, plus PYTHONPATH and
+ * PYTHONDONTWRITEBYTECODE applied as start-up applies them, which it does
+ * only when the server honours the environment (no -E or -I) and no
+ * wrapper script set a PYTHON* variable of its own); the child
+ * then does the rest of a fresh start - site.main(), which reads the .pth
+ * files and imports sitecustomize from disk - and runs SCRIPT.  What
+ * sitecustomize could tell apart: sys.flags.no_site is 1, sys.orig_argv.
+ *
+ * forkserver_run() fills a child_result as child_run() does, with the same
+ * deadline, stop flag and output caps, and kills the run's process group
+ * before it returns.  ENVCTL_EUNSUPPORTED, with err untouched and nothing
+ * run, when the run cannot be served (another PYTHON* variable, argv not
+ * `INTERP -c SCRIPT ...`) or the server cannot start or breaks (not
+ * CPython 3, a wrapper that drops -S, killed): the caller runs the
+ * interpreter afresh, and a broken server is not tried again.
+ */
+#ifndef ENVCTL_AGENT_FORKSERVER_H
+#define ENVCTL_AGENT_FORKSERVER_H
+
+#include <sys/types.h>
+
+#include "common/buf.h"
+
+struct child_result;
+struct child_spec;
+struct err;
+
+struct forkserver {
+	pid_t		 pid;	/* > 0 serving; 0 not started; -1 broken */
+	int		 sock;
+	int		 extras_ok;	/* it may apply PYTHONPATH... */
+	struct buf	 key;	/* interpreter, script, environment */
+};
+
+#define FORKSERVER_INIT	{ 0, -1, 0, ENVCTL_BUF_INIT }
+
+int	forkserver_run(struct forkserver *fs, struct child_result *res,
+	    const struct child_spec *spec, struct err *err);
+/* 1 while a server is up: a single run is cheaper through it then. */
+int	forkserver_serving(const struct forkserver *fs);
+/* Ends the server and reaps it; fs can start one again. */
+void	forkserver_stop(struct forkserver *fs);
+
+#endif
