@@ -21,6 +21,9 @@
 #define REAP_MS		5000
 #define MSG_MAX		64
 #define READY_MAX	(256u * 1024)
+/* The child's status for "run me afresh"; 255 from the file itself only
+ * costs a second, fresh run. */
+#define AFRESH		255
 
 /*
  * The server: argv[1] is the script each child runs.  It talks over fd 0
@@ -34,6 +37,10 @@
  * zombie so that its pid and group stay valid) and reaps it on "reap".
  * The child does what start-up does after the core (see forkserver.h);
  * the names it uses are bound as defaults because it empties __main__.
+ * When site initialisation itself ends the interpreter (a sitecustomize
+ * that raises SystemExit or KeyboardInterrupt), which Python versions
+ * report differently, the child exits AFRESH and the run is started
+ * afresh instead.
  * Python 3.3 and later.
  */
 static const char server[] =
@@ -67,11 +74,7 @@ static const char server[] =
     "    try:\n"
     "        site.main()\n"
     "    except BaseException:\n"
-    "        sys.stderr.write('Fatal Python error: init_import_site: '\n"
-    "                         'Failed to import the site module\\n')\n"
-    "        import traceback\n"
-    "        traceback.print_exc()\n"
-    "        return 1\n"
+    "        os._exit(255)\n"
     "    sys.path.insert(0, '')\n"
     "    exec(code, g)\n"
     "    return 0\n"
@@ -494,5 +497,7 @@ forkserver_run(struct forkserver *fs, struct child_result *res,
 	}
 	if (send(fs->sock, "reap", 4, MSG_NOSIGNAL) != 4)
 		broken(fs);
+	if (r == 0 && res->signal == 0 && res->status == AFRESH)
+		return ENVCTL_EUNSUPPORTED;
 	return r;
 }

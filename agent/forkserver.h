@@ -17,6 +17,8 @@
  * then does the rest of a fresh start - site.main(), which reads the .pth
  * files and imports sitecustomize from disk - and runs SCRIPT.  What
  * sitecustomize could tell apart: sys.flags.no_site is 1, sys.orig_argv.
+ * A file that ends start-up itself (SystemExit, KeyboardInterrupt) is run
+ * again afresh: Python versions report that differently.
  *
  * forkserver_run() fills a child_result as child_run() does, with the same
  * deadline, stop flag and output caps, and kills the run's process group

@@ -1014,6 +1014,30 @@ START_TEST(test_probe_no_report)
 }
 END_TEST
 
+/*
+ * A sitecustomize that ends start-up itself: Python's fatal error, exit
+ * status 1.  (Through the fork server, which leaves this to a fresh run.)
+ */
+START_TEST(test_probe_site_exits)
+{
+	struct pyenv e;
+	json_t *reply;
+	char *msg;
+
+	pyenv_init(&e, "import sys\nsys.exit(3)\n");
+	reply = ask(read_req(e.interp, NULL));
+	msg = xasprintf("%s exited with status 1 without a probe report: "
+	    "SystemExit: 3", e.interp);
+	assert_fail(reply, "EPROBE", msg);
+	ck_assert_int_eq(jint(reply, "detail.exit"), 1);
+	ck_assert_ptr_nonnull(strstr(jstr(reply, "detail.stderr"),
+	    "Failed to import the site module"));
+	json_decref(reply);
+	pyenv_release(&e);
+	free(msg);
+}
+END_TEST
+
 START_TEST(test_shadowed)
 {
 	struct pyenv e;
@@ -1407,6 +1431,7 @@ add_probe_tests(TCase *tc)
 	tcase_add_test(tc, test_probe_clean_env);
 	tcase_add_test(tc, test_probe_cannot_run);
 	tcase_add_test(tc, test_probe_no_report);
+	tcase_add_test(tc, test_probe_site_exits);
 	tcase_add_test(tc, test_shadowed);
 	tcase_add_test(tc, test_auto_site_packages);
 	tcase_add_test(tc, test_auto_system);
