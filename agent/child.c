@@ -20,6 +20,14 @@
 #define GRACE_MS	200
 /* close_range(2) flag, from <linux/close_range.h> (Linux 5.11). */
 #define CLOSE_RANGE_CLOEXEC_FLAG	(1U << 2)
+/*
+ * close_range(2) is 436 on every architecture (Linux 5.9); musl 1.2.3's
+ * headers do not name it, and without it every start of the interpreter
+ * would mark up to 65536 descriptors one fcntl() at a time.
+ */
+#ifndef SYS_close_range
+#define SYS_close_range	436
+#endif
 
 static void
 on_sigchld(int sig)
@@ -60,11 +68,9 @@ cloexec_from(int low)
 {
 	long max, fd;
 
-#ifdef SYS_close_range
 	if (syscall(SYS_close_range, (unsigned int)low, ~0U,
 	    CLOSE_RANGE_CLOEXEC_FLAG) == 0)
 		return;
-#endif
 	if ((max = sysconf(_SC_OPEN_MAX)) < 0 || max > 65536)
 		max = 65536;
 	for (fd = low; fd < max; fd++)
