@@ -1029,6 +1029,8 @@ op_apply(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
 			json_object_set_new(detail, "restored", json_true());
 			r = err_set(err, ENVCTL_EVERIFY, "verification "
 			    "failed: %s; the previous file was restored", why);
+			/* Each failed try left a backup: keep `keep`. */
+			prune(detail, &c);
 		} else {
 			json_object_set_new(detail, "restored", json_false());
 			json_object_set_new(detail, "changed", json_true());

@@ -912,9 +912,10 @@ START_TEST(test_verify_restores)
 {
 	struct site s;
 	struct stat st0, st;
-	json_t *reply, *list;
+	json_t *req, *reply, *list;
 	char *seed, *good = good_file(1), *msg;
 	size_t seedlen;
+	int i;
 
 	seed = fixture_text("seed-broken.sitecustomize.py", &seedlen);
 	site_init(&s, seed, 1);
@@ -946,6 +947,23 @@ START_TEST(test_verify_restores)
 	    jstr(reply, "detail.backup.id"));
 	json_decref(list);
 	json_decref(reply);
+
+	/*
+	 * Every failed try backs the file up first; tried again and again
+	 * (drift --fix from cron), the store still keeps only `keep`.
+	 */
+	for (i = 0; i < 4; i++) {
+		req = apply_req(&s, good);
+		json_object_set_new(json_object_get(req, "backup"), "keep",
+		    json_integer(2));
+		reply = ask(req);
+		ck_assert(jbool(reply, "detail.restored"));
+		json_decref(reply);
+	}
+	list = list_backups(&s);
+	ck_assert_uint_eq(json_array_size(list), 2);
+	json_decref(list);
+	assert_file(s.real, seed, seedlen);
 
 	/* The file already holds the new bytes, yet does not work. */
 	site_put(&s, good, strlen(good));
