@@ -513,10 +513,7 @@ cmd_apply(int argc, char **argv)
 	    ENVCTL_OPT_FLAG, &yes, NULL,
 	    "apply without asking (needed when stdin is not a terminal)",
 	    0, 0 };
-	opts[ENVCTL_FLEET_NOPTS + 1] = (struct opt){ 0, "lock-timeout",
-	    ENVCTL_OPT_INT, &lock_timeout, "SECONDS",
-	    "wait this long for another envctl's lock on a host (default "
-	    "30)", 0, 86400 };
+	opts[ENVCTL_FLEET_NOPTS + 1] = cmd_lock_timeout_option(&lock_timeout);
 	opts[ENVCTL_FLEET_NOPTS + 2] = (struct opt)ENVCTL_OPT_END_ENTRY;
 	if (!cmd_parse(usage, opts, argc, argv, operands, &nops, 1, 1, &code))
 		goto out;

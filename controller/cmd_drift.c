@@ -31,7 +31,7 @@
 
 static const char *const usage[] = {
 	"envctl drift INVENTORY [--report FILE] [--metrics-file FILE] "
-	    "[--lock FILE] [--fix] [-q] [-v]",
+	    "[--lock FILE] [--fix [--lock-timeout SECONDS]] [-q] [-v]",
 	NULL
 };
 
@@ -238,7 +238,7 @@ cmd_drift(int argc, char **argv)
 {
 	struct fleet_args a;
 	const char *report = NULL, *metrics = NULL, *lock = NULL;
-	struct opt opts[ENVCTL_FLEET_NOPTS + 5];
+	struct opt opts[ENVCTL_FLEET_NOPTS + 6];
 	struct context ctx = { 0 };
 	struct agent_binary ab = { 0 };
 	struct agentlink_opts lo;
@@ -251,7 +251,7 @@ cmd_drift(int argc, char **argv)
 	char **operands = xcalloc((size_t)argc, sizeof(char *));
 	double started, t0;
 	size_t n = 0, i, nh = 0, drifted = 0, failed = 0;
-	int nops, code, dofix = 0, lockfd = -1;
+	int nops, code, dofix = 0, lockfd = -1, lock_timeout;
 
 	memset(&r, 0, sizeof(r));
 	cmd_fleet_options(opts, &a);
@@ -268,9 +268,19 @@ cmd_drift(int argc, char **argv)
 	opts[ENVCTL_FLEET_NOPTS + 3] = (struct opt){ 0, "fix",
 	    ENVCTL_OPT_FLAG, &dofix, NULL, "apply to the drifted hosts, as "
 	    "apply --yes does", 0, 0 };
-	opts[ENVCTL_FLEET_NOPTS + 4] = (struct opt)ENVCTL_OPT_END_ENTRY;
+	opts[ENVCTL_FLEET_NOPTS + 4] = cmd_lock_timeout_option(&lock_timeout);
+	lock_timeout = -1;	/* not given */
+	opts[ENVCTL_FLEET_NOPTS + 5] = (struct opt)ENVCTL_OPT_END_ENTRY;
 	if (!cmd_parse(usage, opts, argc, argv, operands, &nops, 1, 1, &code))
 		goto out;
+	if (lock_timeout >= 0 && !dofix) {
+		out_note("envctl drift: --lock-timeout is for --fix: a drift "
+		    "check takes no lock on a host\n");
+		code = ENVCTL_EXIT_USAGE;
+		goto out;
+	}
+	if (lock_timeout < 0)
+		lock_timeout = 30;
 	if ((r.ro.color = cmd_use_color(a.color, STDOUT_FILENO)) < 0) {
 		code = ENVCTL_EXIT_USAGE;
 		goto out;
@@ -302,9 +312,8 @@ cmd_drift(int argc, char **argv)
 	lo.timeout = a.timeout;
 	r.pb = ctx.pb;
 	r.ao.link = &lo;
-	r.ao.lock_timeout = 30;
-	r.ao.change_timeout = apply_change_timeout(a.timeout,
-	    r.ao.lock_timeout);
+	r.ao.lock_timeout = lock_timeout;
+	r.ao.change_timeout = apply_change_timeout(a.timeout, lock_timeout);
 	r.ao.controller = host;
 	nh = inventory_nhosts(ctx.inv);
 	r.fixes = xcalloc(nh + 1, sizeof(*r.fixes));

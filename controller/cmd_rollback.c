@@ -182,10 +182,7 @@ cmd_rollback(int argc, char **argv)
 	    "that differs from the current file)", 0, 0 };
 	opts[ENVCTL_FLEET_NOPTS + 1] = (struct opt){ 'y', "yes",
 	    ENVCTL_OPT_FLAG, &yes, NULL, "roll back without asking", 0, 0 };
-	opts[ENVCTL_FLEET_NOPTS + 2] = (struct opt){ 0, "lock-timeout",
-	    ENVCTL_OPT_INT, &lock_timeout, "SECONDS",
-	    "wait this long for another envctl's lock (default 30)", 0,
-	    86400 };
+	opts[ENVCTL_FLEET_NOPTS + 2] = cmd_lock_timeout_option(&lock_timeout);
 	opts[ENVCTL_FLEET_NOPTS + 3] = (struct opt)ENVCTL_OPT_END_ENTRY;
 	if (!cmd_parse(usage, opts, argc, argv, operands, &nops, 1, 1, &code))
 		goto out;

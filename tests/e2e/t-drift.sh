@@ -3,7 +3,9 @@
 # when in sync; exit 2 with the host, the variable and a per-variable fleet
 # summary on drift; a stopped host on stderr and exit 1; Prometheus
 # textfile and JSON report that real parsers read; an overlapping run
-# exits 75 without touching a host; --fix converges only the drifted host.
+# exits 75 without touching a host; --fix converges only the drifted host,
+# and gives up on a host whose lock another envctl holds past
+# --lock-timeout.
 
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -97,6 +99,29 @@ assert_eq "$rc" 75 "overlap: exit status"
 assert_contains "$(cat "$E2E_TMP/err")" "previous drift run still holds" "overlap: said on stderr"
 [ $(($(date +%s) - start)) -le 2 ] || fail "overlap: did not return at once"
 assert_eq "$(accepted)" "$before" "overlap: no host was contacted"
+
+# --- --fix waits --lock-timeout for another envctl's lock on a host -------
+out=$("${E[@]}" drift "$INV" "${KH[@]}" --lock-timeout 5 2>&1)
+assert_eq "$?" 64 "--lock-timeout without --fix: usage error"
+assert_contains "$out" "--lock-timeout is for --fix" "--lock-timeout without --fix: why"
+# gpu-02's lock as its agent takes it: /run/lock/envctl in its namespace.
+hl="$(host_dir gpu-02)/run-lock-envctl/%etc%python$FLEET_PYVER%sitecustomize.py.lock"
+(exec 9>"$hl" && flock 9 && exec sleep 30) &
+holder=$!
+sleep 0.3
+start=$(date +%s)
+out=$("${E[@]}" drift "$INV" "${KH[@]}" --fix --lock-timeout 1 2>&1)
+rc=$?
+took=$(($(date +%s) - start))
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+note "$out"
+assert_eq "$rc" 1 "held host lock: --fix fails the host"
+assert_contains "$out" "gpu-02: failed" "held host lock: gpu-02 named"
+assert_contains "$out" "locked by another envctl" "held host lock: the reason"
+[ "$took" -le 6 ] || fail "held host lock: --lock-timeout 1 waited ${took}s"
+[ "$(host_hash gpu-02)" != "$(sha256 "$RIGHT")" ] ||
+    fail "held host lock: gpu-02 was changed anyway"
 
 # --- --fix converges only the drifted host; then drift is silent -----------
 out=$("${E[@]}" drift "$INV" "${KH[@]}" --fix 2>&1)
