@@ -108,7 +108,9 @@ struct watchdog {
 
 struct host_conn {
 	char		*host;		/* inventory name */
-	char		*target;	/* "address:port", for messages */
+	char		*target;	/* "address:port", for messages, and
+					   " through ProxyJump J" */
+	char		*via;		/* "ProxyJump J", "ProxyCommand", NULL */
 	char		*known_hosts;	/* the file libssh reads */
 	int		 timeout;	/* seconds */
 	int		 host_timeout;	/* seconds; 0: none */
@@ -958,7 +960,8 @@ set_opt(struct host_conn *c, enum ssh_options_e opt, const void *v,
 /*
  * A ProxyJump becomes "ssh [-l U] [-p P] [-J ...] -W '[%h]:%p' HOST" in
  * libssh 0.10: make that ssh never prompt, and read our -F file as
- * OpenSSH's own ProxyJump does.
+ * OpenSSH's own ProxyJump does.  c->via names the jump (its last hop, the
+ * host that connects) or the ProxyCommand for messages.
  */
 static int
 fix_proxyjump(struct host_conn *c, const char *config, struct err *err)
@@ -972,6 +975,7 @@ fix_proxyjump(struct host_conn *c, const char *config, struct err *err)
 		return 0;
 	if (strncmp(pc, "ssh ", 4) == 0 &&
 	    strstr(pc, " -W '[%h]:%p' ") != NULL) {
+		c->via = xasprintf("ProxyJump %s", strrchr(pc, ' ') + 1);
 		buf_addstr(&b, "ssh -o BatchMode=yes ");
 		if (config != NULL) {
 			buf_addstr(&b, "-F ");
@@ -981,7 +985,8 @@ fix_proxyjump(struct host_conn *c, const char *config, struct err *err)
 		buf_addstr(&b, pc + 4);
 		rc = set_opt(c, SSH_OPTIONS_PROXYCOMMAND, b.data,
 		    "the ProxyJump command", err);
-	}
+	} else
+		c->via = xstrdup("ProxyCommand");
 	ssh_string_free_char(pc);
 	buf_release(&b);
 	return rc;
@@ -1075,8 +1080,9 @@ configure(struct host_conn *c, const struct conn_params *p, struct err *err)
 
 	ssh_options_get(c->session, SSH_OPTIONS_HOST, &host);
 	ssh_options_get_port(c->session, &port);
-	c->target = xasprintf("%s:%u", host != NULL ? host : p->host,
-	    port != 0 ? port : 22);
+	c->target = xasprintf("%s:%u%s%s", host != NULL ? host : p->host,
+	    port != 0 ? port : 22, c->via != NULL ? " through " : "",
+	    c->via != NULL ? c->via : "");
 	ssh_string_free_char(host);
 	return 0;
 }
@@ -1806,6 +1812,7 @@ conn_close(struct host_conn *c)
 	wd_release(&c->wd);
 	free(c->host);
 	free(c->target);
+	free(c->via);
 	free(c->known_hosts);
 	free(c->cmd);
 	buf_release(&c->what);
