@@ -268,15 +268,17 @@ start(struct forkserver *fs, const struct child_spec *spec, struct err *err)
 		return -1;
 	}
 	ready = xmalloc(READY_MAX);
-	n = recv_msg(fs->sock, ready, READY_MAX, child_now_ms() + START_MS,
-	    spec);
-	if (n < 8 || memcmp(ready, "ready\0", 6) != 0) {
+	n = recv_msg(fs->sock, ready, READY_MAX, child_now_ms() +
+	    (spec->timeout_ms < START_MS ? spec->timeout_ms : START_MS), spec);
+	/* "ready\0E", then "\0NAME=value" for each variable it has. */
+	if (n < 7 || memcmp(ready, "ready\0", 6) != 0 ||
+	    (n > 7 && ready[7] != '\0')) {
 		free(ready);
 		free(env);
 		return -1;
 	}
-	fs->extras_ok = ready[6] == '0' && ready[7] == '\0' &&
-	    no_python_vars(ready + 8, (size_t)n - 8);
+	fs->extras_ok = ready[6] == '0' &&
+	    (n == 7 || no_python_vars(ready + 8, (size_t)n - 8));
 	free(ready);
 	free(env);
 	return 0;

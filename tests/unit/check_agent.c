@@ -1418,6 +1418,43 @@ START_TEST(test_fork_no_site)
 }
 END_TEST
 
+/*
+ * A wrapper that hangs when it is asked to start the server: past the
+ * run's timeout the agent gives up on the server, kills it, and the read
+ * starts afresh (which the wrapper lets through), right and in time.
+ */
+START_TEST(test_fork_server_hangs)
+{
+	struct pyenv e;
+	json_t *req, *reply;
+	char *wrapper;
+	long long t0, ms;
+	pid_t pid;
+
+	pyenv_init(&e, "import os\nos.environ['NCCL_PROTO'] = 'LL'\n");
+	wrapper = xasprintf("#!/bin/sh\n[ \"$1\" = -S ] && echo $$ > %s &&"
+	    " exec sleep 30\nexec env PYTHONPATH=%s %s \"$@\"\n",
+	    e.pidfile, e.dir, tu_python());
+	free(tu_writes(e.dir, "python", wrapper));
+	req = read_req(e.interp, NULL);
+	json_object_set_new(req, "fork", json_true());
+	json_object_set_new(req, "timeout_ms", json_integer(1000));
+	t0 = now_ms();
+	reply = ask(req);	/* which asserts probe.forked is false */
+	ms = now_ms() - t0;
+	assert_ok(reply);
+	ck_assert_str_eq(jstr(reply, "probe.values.NCCL_PROTO"), "LL");
+	ck_assert_msg(ms < 5000, "took %lld ms", ms);
+	/* The hung server (the sleep) was killed and reaped. */
+	ck_assert_int_gt((pid = pyenv_pid(&e)), 0);
+	ck_assert_int_eq(kill(pid, 0), -1);
+	ck_assert_int_eq(errno, ESRCH);
+	json_decref(reply);
+	pyenv_release(&e);
+	free(wrapper);
+}
+END_TEST
+
 static void
 add_probe_tests(TCase *tc)
 {
@@ -1468,6 +1505,7 @@ main(void)
 	add_probe_tests(pr);
 	tcase_add_test(pr, test_fork_session);
 	tcase_add_test(pr, test_fork_no_site);
+	tcase_add_test(pr, test_fork_server_hangs);
 	add_probe_tests(prf);
 	tcase_add_checked_fixture(prf, set_forked, NULL);
 	suite_add_tcase(s, proto);
