@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cache.h"
 #include "forkserver.h"
 #include "ops.h"
 #include "session.h"
@@ -74,5 +75,7 @@ main(int argc, char *argv[])
 	ctx.fs = &fs;
 	r = session_run(0, out, &ctx);
 	forkserver_stop(&fs);
+	/* After the last reply, so that no request waits for it. */
+	cache_tidy();
 	return r;
 }

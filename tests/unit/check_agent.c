@@ -1455,6 +1455,130 @@ START_TEST(test_fork_server_hangs)
 }
 END_TEST
 
+/* Sets path's mtime (and atime) to days ago. */
+static void
+age(const char *path, int days)
+{
+	struct timespec ts[2];
+
+	ts[0].tv_sec = ts[1].tv_sec = time(NULL) - (time_t)days * 86400;
+	ts[0].tv_nsec = ts[1].tv_nsec = 0;
+	ck_assert_int_eq(utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW),
+	    0);
+}
+
+static int
+exists(const char *dir, const char *name)
+{
+	char *p = xasprintf("%s/%s", dir, name);
+	struct stat st;
+	int r = lstat(p, &st) == 0;
+
+	free(p);
+	return r;
+}
+
+/* Runs the agent at path on an empty session: it answers nothing. */
+static void
+run_empty(const char *path)
+{
+	char *argv[] = { (char *)path, NULL };
+	struct tu_run r;
+
+	tu_run(&r, argv, NULL, "", 0);
+	ck_assert_msg(r.status == 0, "%s exited %d: %s", path, r.status,
+	    r.errout);
+	tu_run_free(&r);
+}
+
+/*
+ * An agent started from its cache file marks it used and removes the
+ * versions unused for 30 days and day-old upload temps; nothing else.
+ */
+START_TEST(test_cache_tidy)
+{
+	static const char *const hex =
+	    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	char *dir = tu_mkdtemp(), *bin, *self, *p, *name, *tmp, *link;
+	struct stat st;
+	size_t len;
+
+	bin = tu_read(agent_bin(), &len);
+	ck_assert_ptr_nonnull(bin);
+	name = xasprintf("envctl-agent-%.63s1", hex);
+	self = tu_write(dir, name, bin, len);
+	ck_assert_int_eq(chmod(self, 0700), 0);
+	age(self, 3);
+	free(name);
+#define MAKE(n, days) do {						\
+		p = tu_writes(dir, (n), "x");				\
+		age(p, (days));						\
+		free(p);						\
+	} while (0)
+	name = xasprintf("envctl-agent-%.63s2", hex);
+	MAKE(name, 40);			/* another version, unused: goes */
+	free(name);
+	name = xasprintf("envctl-agent-%.63s3", hex);
+	MAKE(name, 5);			/* used 5 days ago: stays */
+	free(name);
+	tmp = xasprintf(".envctl-agent-%.63s4.tmp-a1b2c3d4e5f6", hex);
+	MAKE(tmp, 2);			/* a dead upload: goes */
+	free(tmp);
+	tmp = xasprintf(".envctl-agent-%.63s5.tmp-a1b2c3d4e5f6", hex);
+	MAKE(tmp, 0);			/* an upload in progress: stays */
+	free(tmp);
+	MAKE("envctl-agent-notes", 400);	/* not an agent name: stays */
+	name = xasprintf("envctl-agent-%.63sZ", hex);
+	MAKE(name, 400);			/* not hex: stays */
+	free(name);
+	name = xasprintf("envctl-agent-%.63s6", hex);	/* a directory */
+	p = xasprintf("%s/%s", dir, name);
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+	age(p, 400);
+	free(p);
+	free(name);
+	name = xasprintf("envctl-agent-%.63s7", hex);	/* a symlink */
+	link = xasprintf("%s/%s", dir, name);
+	ck_assert_int_eq(symlink("/nonexistent", link), 0);
+	age(link, 400);
+
+	run_empty(self);
+	ck_assert_int_eq(stat(self, &st), 0);
+	ck_assert_msg(time(NULL) - st.st_mtime < 600, "own mtime not renewed");
+	ck_assert(!exists(dir, "envctl-agent-0123456789abcdef0123456789abcdef"
+	    "0123456789abcdef0123456789abcde2"));
+	ck_assert(exists(dir, "envctl-agent-0123456789abcdef0123456789abcdef"
+	    "0123456789abcdef0123456789abcde3"));
+	ck_assert(!exists(dir, ".envctl-agent-0123456789abcdef0123456789abcd"
+	    "ef0123456789abcdef0123456789abcde4.tmp-a1b2c3d4e5f6"));
+	ck_assert(exists(dir, ".envctl-agent-0123456789abcdef0123456789abcde"
+	    "f0123456789abcdef0123456789abcde5.tmp-a1b2c3d4e5f6"));
+	ck_assert(exists(dir, "envctl-agent-notes"));
+	ck_assert(exists(dir, "envctl-agent-0123456789abcdef0123456789abcdef"
+	    "0123456789abcdef0123456789abcdeZ"));
+	ck_assert(exists(dir, "envctl-agent-0123456789abcdef0123456789abcdef"
+	    "0123456789abcdef0123456789abcde6"));
+	ck_assert(exists(dir, name));
+	free(name);
+
+	/* Started from any other name (an install, a test build): nothing. */
+	name = xasprintf("envctl-agent-%.63s8", hex);
+	MAKE(name, 40);
+	free(self);
+	self = tu_write(dir, "envctl-agent", bin, len);
+	ck_assert_int_eq(chmod(self, 0700), 0);
+	run_empty(self);
+	ck_assert(exists(dir, name));
+#undef MAKE
+	tu_rmtree(dir);
+	free(dir);
+	free(bin);
+	free(self);
+	free(name);
+	free(link);
+}
+END_TEST
+
 static void
 add_probe_tests(TCase *tc)
 {
@@ -1494,6 +1618,7 @@ main(void)
 	tcase_add_test(proto, test_truncated_input);
 	tcase_add_test(proto, test_pipelined);
 	tcase_add_test(proto, test_sigterm);
+	tcase_add_test(proto, test_cache_tidy);
 	tcase_add_test(rd, test_read_explicit);
 	tcase_add_test(rd, test_read_missing);
 	tcase_add_test(rd, test_read_chain);
