@@ -44,8 +44,8 @@ now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int
-child_pipe(int p[2])
+static int
+cloexec_pipe(int p[2])
 {
 	if (pipe(p) == -1)
 		return -1;
@@ -199,6 +199,37 @@ long long
 child_now_ms(void)
 {
 	return now_ms();
+}
+
+int
+child_pipes(int rd[], int wr[], int n, struct err *err)
+{
+	int i, p[2];
+
+	for (i = 0; i < n; i++)
+		rd[i] = wr[i] = -1;
+	for (i = 0; i < n; i++) {
+		if (cloexec_pipe(p) == -1) {
+			err_errno(err, ENVCTL_ESYS, errno,
+			    "cannot make a pipe");
+			break;
+		}
+		rd[i] = p[0];
+		wr[i] = p[1];
+		/* Read ends go to pselect(). */
+		if (rd[i] >= FD_SETSIZE) {
+			err_set(err, ENVCTL_ESYS,
+			    "descriptor beyond FD_SETSIZE");
+			break;
+		}
+	}
+	if (i == n)
+		return 0;
+	for (i = 0; i < n; i++) {
+		close_fd(&rd[i]);
+		close_fd(&wr[i]);
+	}
+	return err->code;
 }
 
 void
@@ -363,7 +394,7 @@ child_run(struct child_result *res, const struct child_spec *spec,
 	sigset_t chld, oldmask, waitmask;
 	struct exec_watch x;
 	/* [0] stdout, [1] stderr, [2] exec status; read ends, write ends */
-	int rd[3] = { -1, -1, -1 }, wr[3] = { -1, -1, -1 }, p[2];
+	int rd[3] = { -1, -1, -1 }, wr[3] = { -1, -1, -1 };
 	int nullfd = -1, r = 0, st = 0, i;
 	long long deadline;
 	pid_t pid;
@@ -384,20 +415,8 @@ child_run(struct child_result *res, const struct child_spec *spec,
 		r = err_errno(err, ENVCTL_ESYS, errno, "cannot open /dev/null");
 		goto out;
 	}
-	for (i = 0; i < 3; i++) {
-		if (child_pipe(p) == -1) {
-			r = err_errno(err, ENVCTL_ESYS, errno,
-			    "cannot make a pipe");
-			goto out;
-		}
-		rd[i] = p[0];
-		wr[i] = p[1];
-		if (rd[i] >= FD_SETSIZE) {
-			r = err_set(err, ENVCTL_ESYS,
-			    "descriptor beyond FD_SETSIZE");
-			goto out;
-		}
-	}
+	if ((r = child_pipes(rd, wr, 3, err)) != 0)
+		goto out;
 	/* Even exec() is under the deadline: it can hang on a dead mount. */
 	deadline = now_ms() + spec->timeout_ms;
 	if ((pid = child_spawn(spec, nullfd, wr[0], wr[1], wr[2], err)) == -1) {

@@ -86,7 +86,11 @@ int	child_collect(struct child_result *res, int rd[2],
 	    struct child_watch *w, const struct child_spec *spec,
 	    const sigset_t *waitmask, long long deadline, struct err *err);
 long long child_now_ms(void);
-/* pipe(2) with both ends close-on-exec. */
-int	child_pipe(int p[2]);
+/*
+ * n pipes with both ends close-on-exec, read ends in rd (below
+ * FD_SETSIZE), write ends in wr; on failure none stays open and the
+ * ENVCTL_ESYS code is returned.
+ */
+int	child_pipes(int rd[], int wr[], int n, struct err *err);
 
 #endif

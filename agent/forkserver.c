@@ -434,7 +434,7 @@ forkserver_run(struct forkserver *fs, struct child_result *res,
 	struct child_watch w;
 	struct run rn;
 	char msg[MSG_MAX];
-	int rd[2] = { -1, -1 }, wr[2] = { -1, -1 }, p[2], i, r, pid, extras;
+	int rd[2], wr[2], r, pid, extras;
 	long long deadline;
 
 	child_result_init(res);
@@ -457,17 +457,8 @@ forkserver_run(struct forkserver *fs, struct child_result *res,
 	buf_release(&key);
 	if (extras && !fs->extras_ok)
 		return ENVCTL_EUNSUPPORTED;
-	for (i = 0; i < 2; i++) {
-		if (child_pipe(p) == -1 || p[0] >= FD_SETSIZE) {
-			r = err_errno(err, ENVCTL_ESYS, errno,
-			    "cannot make a pipe");
-			close_pair(rd);
-			close_pair(wr);
-			return r;
-		}
-		rd[i] = p[0];
-		wr[i] = p[1];
-	}
+	if ((r = child_pipes(rd, wr, 2, err)) != 0)
+		return r;
 	deadline = child_now_ms() + spec->timeout_ms;
 	r = send_run(fs->sock, spec, wr);
 	close_pair(wr);
