@@ -16,7 +16,6 @@
 #include "common/err.h"
 #include "common/proto.h"
 #include "common/xmalloc.h"
-#include "forkserver.h"
 #include "install.h"
 #include "lock.h"
 #include "op_read.h"
@@ -62,7 +61,7 @@ struct change_req {
 struct change {
 	struct change_req	 rq;
 	const struct agent_ctx	*ctx;
-	int			 fork;	/* probes through ctx->fs */
+	int			 fork;	/* start ctx->fs for its probes */
 	struct target		 t0;	/* read before the lock */
 	struct target		 cur;	/* read under the lock */
 	struct lock		 lk;
@@ -407,8 +406,8 @@ run_probe(struct probe *p, const struct change *c, char *const *env_extra,
 	pa.timeout_ms = c->rq.timeout_ms;
 	pa.stop = c->ctx->stop;
 	pa.waitmask = c->ctx->waitmask;
-	if (c->fork || forkserver_serving(c->ctx->fs))
-		pa.fs = c->ctx->fs;
+	pa.fs = c->ctx->fs;
+	pa.start_fs = c->fork;
 	return probe_run(p, &pa, err);
 }
 

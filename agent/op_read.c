@@ -12,7 +12,6 @@
 #include "common/proto.h"
 #include "common/xmalloc.h"
 #include "fscheck.h"
-#include "forkserver.h"
 #include "ops.h"
 #include "probe.h"
 #include "target.h"
@@ -305,8 +304,8 @@ op_read(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
 	pa.timeout_ms = rq.timeout_ms;
 	pa.stop = ctx->stop;
 	pa.waitmask = ctx->waitmask;
-	if (rq.fork || forkserver_serving(ctx->fs))
-		pa.fs = ctx->fs;
+	pa.fs = ctx->fs;
+	pa.start_fs = rq.fork;
 	ran = 1;
 	if ((r = probe_run(&p, &pa, err)) != 0)
 		goto out;

@@ -245,14 +245,18 @@ probe_run(struct probe *p, const struct probe_args *a, struct err *err)
 	spec.err_keep = ENVCTL_PROBE_ERR_KEEP;
 	spec.stop = a->stop;
 	spec.waitmask = a->waitmask;
-	/* The server cannot serve this run, or broke: a fresh start. */
-	p->forked = 1;
-	if (a->fs == NULL ||
-	    (r = forkserver_run(a->fs, &res, &spec, err)) ==
-	    ENVCTL_EUNSUPPORTED) {
-		if (a->fs != NULL)
-			child_result_release(&res);
-		p->forked = 0;
+	/*
+	 * A server pays off from the second run on: start one only when
+	 * more runs follow.  It cannot serve this run, or broke: a fresh
+	 * start.
+	 */
+	r = ENVCTL_EUNSUPPORTED;
+	child_result_init(&res);
+	if (a->fs != NULL && (a->start_fs || forkserver_serving(a->fs)))
+		r = forkserver_run(a->fs, &res, &spec, err);
+	p->forked = r != ENVCTL_EUNSUPPORTED;
+	if (!p->forked) {
+		child_result_release(&res);
 		r = child_run(&res, &spec, err);
 	}
 	if (res.exec_errno != 0) {

@@ -37,7 +37,10 @@ struct probe_args {
 	int		 timeout_ms;
 	const volatile sig_atomic_t *stop;	/* see child.h */
 	const sigset_t	*waitmask;
-	struct forkserver *fs;		/* NULL: a fresh start (exec) */
+	struct forkserver *fs;		/* the session's, or NULL */
+	int		 start_fs;	/* more runs follow: start fs for
+					   this one (else only use it when
+					   it is already up) */
 };
 
 struct probe {
