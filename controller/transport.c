@@ -110,7 +110,6 @@ struct host_conn {
 	char		*host;		/* inventory name */
 	char		*target;	/* "address:port", for messages, and
 					   " through ProxyJump J" */
-	char		*via;		/* "ProxyJump J", "ProxyCommand", NULL */
 	char		*known_hosts;	/* the file libssh reads */
 	int		 timeout;	/* seconds */
 	int		 host_timeout;	/* seconds; 0: none */
@@ -957,11 +956,18 @@ set_opt(struct host_conn *c, enum ssh_options_e opt, const void *v,
 	return conn_fail(c, ENVCTL_EINVALID, -1, err, "cannot set %s", name);
 }
 
+/* libssh 0.10 turns a ProxyJump into "ssh [-l U] [-p P] [-J ...] -W
+ * '[%h]:%p' HOST"; 1 when pc is such a command (or ours made of it). */
+static int
+is_jump(const char *pc)
+{
+	return strncmp(pc, "ssh ", 4) == 0 &&
+	    strstr(pc, " -W '[%h]:%p' ") != NULL;
+}
+
 /*
- * A ProxyJump becomes "ssh [-l U] [-p P] [-J ...] -W '[%h]:%p' HOST" in
- * libssh 0.10: make that ssh never prompt, and read our -F file as
- * OpenSSH's own ProxyJump does.  c->via names the jump (its last hop, the
- * host that connects) or the ProxyCommand for messages.
+ * Makes the ssh of a ProxyJump never prompt, and read our -F file as
+ * OpenSSH's own ProxyJump does.
  */
 static int
 fix_proxyjump(struct host_conn *c, const char *config, struct err *err)
@@ -973,9 +979,7 @@ fix_proxyjump(struct host_conn *c, const char *config, struct err *err)
 	if (ssh_options_get(c->session, SSH_OPTIONS_PROXYCOMMAND, &pc) !=
 	    SSH_OK || pc == NULL)
 		return 0;
-	if (strncmp(pc, "ssh ", 4) == 0 &&
-	    strstr(pc, " -W '[%h]:%p' ") != NULL) {
-		c->via = xasprintf("ProxyJump %s", strrchr(pc, ' ') + 1);
+	if (is_jump(pc)) {
 		buf_addstr(&b, "ssh -o BatchMode=yes ");
 		if (config != NULL) {
 			buf_addstr(&b, "-F ");
@@ -985,11 +989,31 @@ fix_proxyjump(struct host_conn *c, const char *config, struct err *err)
 		buf_addstr(&b, pc + 4);
 		rc = set_opt(c, SSH_OPTIONS_PROXYCOMMAND, b.data,
 		    "the ProxyJump command", err);
-	} else
-		c->via = xstrdup("ProxyCommand");
+	}
 	ssh_string_free_char(pc);
 	buf_release(&b);
 	return rc;
+}
+
+/*
+ * " through ProxyJump J" (its last hop: the host that connects) or
+ * " through ProxyCommand" for messages, or "" without a proxy; the
+ * caller frees it.
+ */
+static char *
+proxy_words(struct host_conn *c)
+{
+	char *pc = NULL, *s;
+
+	if (ssh_options_get(c->session, SSH_OPTIONS_PROXYCOMMAND, &pc) !=
+	    SSH_OK || pc == NULL)
+		return xstrdup("");
+	if (is_jump(pc))
+		s = xasprintf(" through ProxyJump %s", strrchr(pc, ' ') + 1);
+	else
+		s = xstrdup(" through ProxyCommand");
+	ssh_string_free_char(pc);
+	return s;
 }
 
 static int
@@ -999,7 +1023,7 @@ configure(struct host_conn *c, const struct conn_params *p, struct err *err)
 	int yes = 1, no = 0, rc;
 	bool process = false;
 	unsigned int port = 22;
-	char *host = NULL;
+	char *host = NULL, *via;
 
 	/*
 	 * libssh 0.10.6 refuses host names that are not DNS names ("gpu_01"):
@@ -1080,9 +1104,10 @@ configure(struct host_conn *c, const struct conn_params *p, struct err *err)
 
 	ssh_options_get(c->session, SSH_OPTIONS_HOST, &host);
 	ssh_options_get_port(c->session, &port);
-	c->target = xasprintf("%s:%u%s%s", host != NULL ? host : p->host,
-	    port != 0 ? port : 22, c->via != NULL ? " through " : "",
-	    c->via != NULL ? c->via : "");
+	via = proxy_words(c);
+	c->target = xasprintf("%s:%u%s", host != NULL ? host : p->host,
+	    port != 0 ? port : 22, via);
+	free(via);
 	ssh_string_free_char(host);
 	return 0;
 }
@@ -1812,7 +1837,6 @@ conn_close(struct host_conn *c)
 	wd_release(&c->wd);
 	free(c->host);
 	free(c->target);
-	free(c->via);
 	free(c->known_hosts);
 	free(c->cmd);
 	buf_release(&c->what);
