@@ -55,7 +55,7 @@ struct fleet_args {
 /* Sets defaults in a and writes ENVCTL_FLEET_NOPTS entries into opts. */
 void	cmd_fleet_options(struct opt *opts, struct fleet_args *a);
 /* --lock-timeout SECONDS into *v (0..86400), for the commands that change
- * hosts; sets the default, 30. */
+ * hosts; the caller sets the default, 30. */
 struct opt cmd_lock_timeout_option(int *v);
 /* Asks "VERB N hosts? [y/N] " on the terminal; 1 for yes. */
 int	cmd_confirm(const char *verb, size_t n);

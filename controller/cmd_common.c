@@ -55,7 +55,6 @@ cmd_parse(const char *const *usage, const struct opt *opts, int argc,
 struct opt
 cmd_lock_timeout_option(int *v)
 {
-	*v = 30;
 	return (struct opt){ 0, "lock-timeout", ENVCTL_OPT_INT, v, "SECONDS",
 	    "wait this long for another envctl's lock on a host (default "
 	    "30)", 0, 86400 };

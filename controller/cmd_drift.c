@@ -251,7 +251,8 @@ cmd_drift(int argc, char **argv)
 	char **operands = xcalloc((size_t)argc, sizeof(char *));
 	double started, t0;
 	size_t n = 0, i, nh = 0, drifted = 0, failed = 0;
-	int nops, code, dofix = 0, lockfd = -1, lock_timeout;
+	int nops, code, dofix = 0, lockfd = -1;
+	int lock_timeout = -1;		/* -1: not given (30) */
 
 	memset(&r, 0, sizeof(r));
 	cmd_fleet_options(opts, &a);
@@ -269,7 +270,6 @@ cmd_drift(int argc, char **argv)
 	    ENVCTL_OPT_FLAG, &dofix, NULL, "apply to the drifted hosts, as "
 	    "apply --yes does", 0, 0 };
 	opts[ENVCTL_FLEET_NOPTS + 4] = cmd_lock_timeout_option(&lock_timeout);
-	lock_timeout = -1;	/* not given */
 	opts[ENVCTL_FLEET_NOPTS + 5] = (struct opt)ENVCTL_OPT_END_ENTRY;
 	if (!cmd_parse(usage, opts, argc, argv, operands, &nops, 1, 1, &code))
 		goto out;
