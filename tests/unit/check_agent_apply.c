@@ -426,6 +426,17 @@ list_backups(const struct site *s)
 	return list;
 }
 
+/* How many backups the agent lists. */
+static size_t
+count_backups(const struct site *s)
+{
+	json_t *list = list_backups(s);
+	size_t n = json_array_size(list);
+
+	json_decref(list);
+	return n;
+}
+
 /* What a fresh interpreter gets from the site now (the read op). */
 static json_t *
 probe_site(const struct site *s)
@@ -588,9 +599,7 @@ START_TEST(test_apply_converges)
 	ck_assert_ptr_null(jget(reply, "backup"));
 	assert_values(jget(reply, "verify.values"));
 	json_decref(reply);
-	list = list_backups(&s);
-	ck_assert_uint_eq(json_array_size(list), 1);
-	json_decref(list);
+	ck_assert_uint_eq(count_backups(&s), 1);
 	assert_file(s.real, good, goodlen);
 
 	site_release(&s);
@@ -960,9 +969,7 @@ START_TEST(test_verify_restores)
 		ck_assert(jbool(reply, "detail.restored"));
 		json_decref(reply);
 	}
-	list = list_backups(&s);
-	ck_assert_uint_eq(json_array_size(list), 2);
-	json_decref(list);
+	ck_assert_uint_eq(count_backups(&s), 2);
 	assert_file(s.real, seed, seedlen);
 
 	/* The file already holds the new bytes, yet does not work. */
@@ -1172,7 +1179,7 @@ private_tmpfs(const char *dir, const char *what)
 START_TEST(test_enospc)
 {
 	struct site s;
-	json_t *reply, *list;
+	json_t *reply;
 	struct buf big = ENVCTL_BUF_INIT;
 	char *msg, *good = good_file(1);
 	int i;
@@ -1195,9 +1202,7 @@ START_TEST(test_enospc)
 	assert_file(s.real, "import os\n", 10);
 	assert_no_leftovers(&s);
 	/* The backup made for it went with it. */
-	list = list_backups(&s);
-	ck_assert_uint_eq(json_array_size(list), 0);
-	json_decref(list);
+	ck_assert_uint_eq(count_backups(&s), 0);
 	ck_assert_int_eq(umount(s.sitedir), 0);
 	site_release(&s);
 	buf_release(&big);
@@ -1209,7 +1214,7 @@ END_TEST
 START_TEST(test_erofs)
 {
 	struct site s;
-	json_t *reply, *list;
+	json_t *reply;
 	char *msg, *good = good_file(1);
 
 	site_init(&s, NULL, 0);
@@ -1228,9 +1233,7 @@ START_TEST(test_erofs)
 	json_decref(reply);
 	assert_file(s.real, "import os\n", 10);
 	assert_no_leftovers(&s);
-	list = list_backups(&s);
-	ck_assert_uint_eq(json_array_size(list), 0);
-	json_decref(list);
+	ck_assert_uint_eq(count_backups(&s), 0);
 	ck_assert_int_eq(umount(s.sitedir), 0);
 	site_release(&s);
 	free(msg);
@@ -1749,9 +1752,7 @@ START_TEST(test_rollback)
 	json_decref(reply);
 	free(msg);
 	assert_file(s.real, good, strlen(good));
-	list = list_backups(&s);
-	ck_assert_uint_eq(json_array_size(list), 3);
-	json_decref(list);
+	ck_assert_uint_eq(count_backups(&s), 3);
 	assert_no_leftovers(&s);
 	site_release(&s);
 	free(seed);
