@@ -108,6 +108,7 @@ backup_open(struct backup_store *bs, const char *root, const char *real,
 
 	bs->fd = -1;
 	bs->dir = NULL;
+	bs->list = bs->ignored = NULL;
 	if (!canonical(real))
 		return err_set(err, ENVCTL_EINVALID, "cannot keep backups of "
 		    "'%s': not a canonical absolute path", real);
@@ -136,6 +137,9 @@ backup_close(struct backup_store *bs)
 	bs->fd = -1;
 	free(bs->dir);
 	bs->dir = NULL;
+	json_decref(bs->list);
+	json_decref(bs->ignored);
+	bs->list = bs->ignored = NULL;
 }
 
 char *
@@ -283,9 +287,9 @@ newest_first(const void *a, const void *b)
 	    json_string_value(json_object_get(y, "id")));
 }
 
-int
-backup_list(json_t **list, json_t **ignored, const struct backup_store *bs,
-    struct err *err)
+/* Reads the store's listing into bs->list and bs->ignored. */
+static int
+read_list(struct backup_store *bs, struct err *err)
 {
 	json_t **v = NULL, *m;
 	struct dirent *de;
@@ -294,9 +298,8 @@ backup_list(json_t **list, json_t **ignored, const struct backup_store *bs,
 	DIR *dp = NULL;
 	int fd, r = 0;
 
-	*list = json_array();
-	if (ignored != NULL)
-		*ignored = json_array();
+	bs->list = json_array();
+	bs->ignored = json_array();
 	if (bs->fd < 0)
 		return 0;
 	if ((fd = openat(bs->fd, ".", O_RDONLY | O_DIRECTORY |
@@ -311,10 +314,9 @@ backup_list(json_t **list, json_t **ignored, const struct backup_store *bs,
 		if (!has_suffix(de->d_name, JSON_SUFFIX))
 			continue;
 		if ((m = load_meta(bs, de->d_name, &why)) == NULL) {
-			if (ignored != NULL)
-				json_array_append_new(*ignored, json_pack(
-				    "{s:o,s:s}", "name", jtext(de->d_name),
-				    "reason", why));
+			json_array_append_new(bs->ignored, json_pack(
+			    "{s:o,s:s}", "name", jtext(de->d_name),
+			    "reason", why));
 			continue;
 		}
 		ENVCTL_GROW(v, n + 1, alloc);
@@ -328,7 +330,7 @@ backup_list(json_t **list, json_t **ignored, const struct backup_store *bs,
 	if (n > 0)
 		qsort(v, n, sizeof(*v), newest_first);
 	for (i = 0; i < n; i++) {
-		json_array_append_new(*list, v[i]);
+		json_array_append_new(bs->list, v[i]);
 		v[i] = NULL;
 	}
 out:
@@ -337,7 +339,29 @@ out:
 	free(v);
 	if (dp != NULL)
 		closedir(dp);
+	if (r != 0) {
+		json_decref(bs->list);
+		json_decref(bs->ignored);
+		bs->list = bs->ignored = NULL;
+	}
 	return r;
+}
+
+int
+backup_list(json_t **list, json_t **ignored, struct backup_store *bs,
+    struct err *err)
+{
+	int r;
+
+	*list = NULL;
+	if (ignored != NULL)
+		*ignored = NULL;
+	if (bs->list == NULL && (r = read_list(bs, err)) != 0)
+		return r;
+	*list = json_incref(bs->list);
+	if (ignored != NULL)
+		*ignored = json_incref(bs->ignored);
+	return 0;
 }
 
 int
@@ -364,17 +388,27 @@ backup_load(struct buf *data, const struct backup_store *bs,
 }
 
 int
-backup_delete(const struct backup_store *bs, const char *id,
-    struct err *err)
+backup_delete(struct backup_store *bs, const char *id, struct err *err)
 {
 	char *meta = xasprintf("%s" JSON_SUFFIX, id);
+	size_t i;
 	int r = 0;
 
 	/* Metadata first: without it the data file is a mere leftover. */
-	if ((unlinkat(bs->fd, meta, 0) == -1 && errno != ENOENT) ||
-	    (unlinkat(bs->fd, id, 0) == -1 && errno != ENOENT))
+	if (unlinkat(bs->fd, meta, 0) == -1 && errno != ENOENT)
 		r = err_errno(err, ENVCTL_ESYS, errno,
 		    "cannot remove the backup '%s/%s'", bs->dir, id);
+	else {
+		for (i = 0; i < json_array_size(bs->list); i++)
+			if (strcmp(id, json_string_value(json_object_get(
+			    json_array_get(bs->list, i), "id"))) == 0) {
+				json_array_remove(bs->list, i);
+				break;
+			}
+		if (unlinkat(bs->fd, id, 0) == -1 && errno != ENOENT)
+			r = err_errno(err, ENVCTL_ESYS, errno,
+			    "cannot remove the backup '%s/%s'", bs->dir, id);
+	}
 	free(meta);
 	return r;
 }
@@ -425,19 +459,23 @@ remove_leftovers(const struct backup_store *bs, size_t *n, struct err *err)
 }
 
 int
-backup_prune(const struct backup_store *bs, size_t keep, struct err *err)
+backup_prune(struct backup_store *bs, size_t keep, struct err *err)
 {
 	json_t *list = NULL;
-	size_t i, n = 0;
+	size_t n = 0;
+	char *id;
 	int r;
 
 	if (bs->fd < 0)
 		return 0;
 	if ((r = backup_list(&list, NULL, bs, err)) != 0)
 		goto out;
-	for (i = keep; i < json_array_size(list); i++) {
-		r = backup_delete(bs, json_string_value(json_object_get(
-		    json_array_get(list, i), "id")), err);
+	/* Oldest first; each deletion shortens the listing. */
+	while (json_array_size(list) > keep) {
+		id = xstrdup(json_string_value(json_object_get(
+		    json_array_get(list, json_array_size(list) - 1), "id")));
+		r = backup_delete(bs, id, err);
+		free(id);
 		if (r != 0)
 			goto out;
 		n++;
@@ -531,7 +569,7 @@ claim_id(char **id, const struct backup_store *bs, const char *base,
 }
 
 int
-backup_create(json_t **meta, const struct backup_store *bs,
+backup_create(json_t **meta, struct backup_store *bs,
     const struct backup_info *bi, struct err *err)
 {
 	json_t *list = NULL, *m = NULL;
@@ -604,8 +642,10 @@ out:
 	json_decref(list);
 	if (r != 0)
 		json_decref(m);
-	else
+	else {
+		json_array_insert(bs->list, 0, m);
 		*meta = m;
+	}
 	free(base);
 	free(id);
 	free(tmp);

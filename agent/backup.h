@@ -10,7 +10,9 @@
  * metadata orders backups (newest: highest).  ID.json is written last,
  * through a temp and a rename, so a backup is there exactly when its
  * ID.json is: listing ignores leftovers and pruning removes them.  Callers
- * hold the target's lock (lock.h) while they change a store.
+ * hold the target's lock (lock.h) while they change a store.  An open
+ * store reads the metadata once: later listings, backup_create() and
+ * backup_prune() use and update that listing.
  */
 #ifndef ENVCTL_AGENT_BACKUP_H
 #define ENVCTL_AGENT_BACKUP_H
@@ -28,7 +30,11 @@ struct err;
 struct backup_store {
 	char	*dir;	/* ROOT/REAL */
 	int	 fd;	/* the directory, or -1 when it does not exist */
+	json_t	*list;	/* the listing, once read (backup_list()) */
+	json_t	*ignored;
 };
+
+#define BACKUP_STORE_INIT	{ NULL, -1, NULL, NULL }
 
 /* What a new backup records about the file it saves. */
 struct backup_info {
@@ -61,15 +67,16 @@ void	backup_close(struct backup_store *bs);
  * Saves a backup; *meta gets its metadata (a new reference).
  * ENVCTL_ESYS; nothing of it is left on failure.
  */
-int	backup_create(json_t **meta, const struct backup_store *bs,
+int	backup_create(json_t **meta, struct backup_store *bs,
 	    const struct backup_info *bi, struct err *err);
 /*
- * The complete backups' metadata in *list, newest first (new reference);
- * *ignored (may be NULL) gets "NAME: reason" strings for damaged ones.
+ * The complete backups' metadata in *list, newest first; *ignored (may be
+ * NULL) gets {name, reason} objects for damaged ones.  Both are new
+ * references to the store's own listing: read them, do not change them.
  * ENVCTL_ESYS when the store cannot be read.
  */
 int	backup_list(json_t **list, json_t **ignored,
-	    const struct backup_store *bs, struct err *err);
+	    struct backup_store *bs, struct err *err);
 /* Path of a backup's data file; the caller frees it. */
 char	*backup_path(const struct backup_store *bs, const char *id);
 /*
@@ -83,10 +90,9 @@ int	backup_load(struct buf *data, const struct backup_store *bs,
  * Keeps the newest keep backups, removes the others (metadata first, then
  * data) and every leftover of an interrupted backup.  ENVCTL_ESYS.
  */
-int	backup_prune(const struct backup_store *bs, size_t keep,
-	    struct err *err);
+int	backup_prune(struct backup_store *bs, size_t keep, struct err *err);
 /* Removes one backup (after a failed install); ENVCTL_ESYS. */
-int	backup_delete(const struct backup_store *bs, const char *id,
+int	backup_delete(struct backup_store *bs, const char *id,
 	    struct err *err);
 
 #endif

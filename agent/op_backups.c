@@ -22,7 +22,7 @@ op_backups(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
 {
 	const json_t *path = json_object_get(req, "path");
 	const json_t *b = json_object_get(req, "backup");
-	struct backup_store bs = { NULL, -1 };
+	struct backup_store bs = BACKUP_STORE_INIT;
 	struct target t;
 	json_t *list = NULL, *ignored = NULL;
 	int r;
