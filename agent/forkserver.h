@@ -16,7 +16,9 @@
  * wrapper script set a PYTHON* variable of its own); the child
  * then does the rest of a fresh start - site.main(), which reads the .pth
  * files and imports sitecustomize from disk - and runs SCRIPT.  What
- * sitecustomize could tell apart: sys.flags.no_site is 1, sys.orig_argv.
+ * sitecustomize could tell apart: sys.flags.no_site is 1, sys.orig_argv,
+ * and gc.get_freeze_count(): the server freezes its objects (3.7+), so
+ * that no collection in a child writes to, and copies, their pages.
  * A file that ends start-up itself (SystemExit, KeyboardInterrupt) is run
  * again afresh: Python versions report that differently.
  *

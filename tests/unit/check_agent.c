@@ -954,6 +954,32 @@ START_TEST(test_probe_clean_env)
 }
 END_TEST
 
+/*
+ * sitecustomize sees the modules of a fresh start: the fork server's own
+ * imports (_socket for its socket, gc for gc.freeze()) are not left in
+ * sys.modules of a forked run, and its names are gone from __main__.
+ */
+START_TEST(test_probe_fresh_modules)
+{
+	struct pyenv e;
+	json_t *req, *reply;
+
+	pyenv_init(&e, "import os, sys\n"
+	    "os.environ['MODS'] = ','.join(m for m in ('_socket', 'gc', "
+	    "'site') if m in sys.modules)\n"
+	    "os.environ['MAIN'] = ','.join(sorted(k for k in "
+	    "vars(sys.modules['__main__']) if k[:2] != '__')) or '-'\n");
+	req = json_pack("{s:s,s:i,s:s,s:[ss],s:b}", "op", "read", "id", 1,
+	    "interpreter", e.interp, "vars", "MODS", "MAIN", "fork", forked);
+	reply = ask(req);
+	assert_ok(reply);
+	ck_assert_str_eq(jstr(reply, "probe.values.MODS"), "site");
+	ck_assert_str_eq(jstr(reply, "probe.values.MAIN"), "-");
+	json_decref(reply);
+	pyenv_release(&e);
+}
+END_TEST
+
 START_TEST(test_probe_cannot_run)
 {
 	char *dir = tu_mkdtemp(), *noexec, *msg;
@@ -1590,6 +1616,7 @@ add_probe_tests(TCase *tc)
 	tcase_add_test(tc, test_probe_flood);
 	tcase_add_test(tc, test_probe_daemon);
 	tcase_add_test(tc, test_probe_clean_env);
+	tcase_add_test(tc, test_probe_fresh_modules);
 	tcase_add_test(tc, test_probe_cannot_run);
 	tcase_add_test(tc, test_probe_no_report);
 	tcase_add_test(tc, test_probe_site_exits);
