@@ -142,7 +142,8 @@ exec_child(const struct child_spec *spec, char **cand, pid_t parent,
 	if (setpgid(0, 0) == -1)
 		goto fail;
 	/* Dies with the agent even if the agent is SIGKILLed. */
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	prctl(PR_SET_PDEATHSIG, spec->deathsig != 0 ? spec->deathsig :
+	    SIGKILL);
 	if (getppid() != parent)
 		_exit(127);
 	for (sig = 1; sig < 32; sig++)

@@ -31,6 +31,7 @@ struct child_spec {
 	size_t		 err_keep;	/* last bytes of stderr kept */
 	const volatile sig_atomic_t *stop; /* NULL, or set: give up */
 	const sigset_t	*waitmask;	/* NULL: the current mask */
+	int		 deathsig;	/* when the agent dies; 0: SIGKILL */
 };
 
 struct child_result {

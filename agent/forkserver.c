@@ -40,7 +40,10 @@
  * When site initialisation itself ends the interpreter (a sitecustomize
  * that raises SystemExit or KeyboardInterrupt), which Python versions
  * report differently, the child exits AFRESH and the run is started
- * afresh instead.
+ * afresh instead.  Its death signal (the agent died) is SIGTERM, which
+ * it catches to SIGKILL the run in progress, its group first, then exit;
+ * SIGTERM is blocked around fork() so that no child escapes that, and
+ * set back to its default in the child.
  * Python 3.3 and later.
  */
 static const char server[] =
@@ -82,8 +85,24 @@ static const char server[] =
     "def _envctl_server(os=os, sys=sys):\n"
     "    if not sys.flags.no_site or 'site' in sys.modules:\n"
     "        return\n"
-    "    mine = [m for m in ('_socket', 'gc') if m not in sys.modules]\n"
+    "    before = set(sys.modules)\n"
     "    import _socket, gc\n"
+    "    try:\n"
+    "        import _signal as sig\n"
+    "    except ImportError:\n"
+    "        import signal as sig\n"
+    "    mine = [m for m in sys.modules if m not in before]\n"
+    "    cur = [0]\n"
+    "    def die(n, f):\n"
+    "        if cur[0]:\n"
+    "            for k in (os.killpg, os.kill):\n"
+    "                try:\n"
+    "                    k(cur[0], sig.SIGKILL)\n"
+    "                except OSError:\n"
+    "                    pass\n"
+    "        os._exit(1)\n"
+    "    sig.signal(sig.SIGTERM, die)\n"
+    "    term = [sig.SIGTERM]\n"
     "    code = compile(sys.argv.pop(1), '<string>', 'exec')\n"
     "    base = list(os.environb.items())\n"
     "    s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_SEQPACKET, 0, 0)\n"
@@ -104,8 +123,11 @@ static const char server[] =
     "        f = m.split(b'\\0')\n"
     "        n = int(f[1])\n"
     "        extra = [tuple(e.split(b'=', 1)) for e in f[2:2 + n]]\n"
+    "        sig.pthread_sigmask(sig.SIG_BLOCK, term)\n"
     "        pid = os.fork()\n"
     "        if pid == 0:\n"
+    "            sig.signal(sig.SIGTERM, sig.SIG_DFL)\n"
+    "            sig.pthread_sigmask(sig.SIG_UNBLOCK, term)\n"
     "            s.detach()\n"
     "            r = 1\n"
     "            try:\n"
@@ -126,6 +148,8 @@ static const char server[] =
     "                    except BaseException:\n"
     "                        pass\n"
     "                os._exit(r)\n"
+    "        cur[0] = pid\n"
+    "        sig.pthread_sigmask(sig.SIG_UNBLOCK, term)\n"
     "        for fd in fds:\n"
     "            os.close(fd)\n"
     "        s.send(('pid %d' % pid).encode())\n"
@@ -133,6 +157,7 @@ static const char server[] =
     "        s.send(('exit %d %d' % (w.si_code, w.si_status)).encode())\n"
     "        m = s.recv(64)\n"
     "        os.waitpid(pid, 0)\n"
+    "        cur[0] = 0\n"
     "        if not m:\n"
     "            return\n"
     "_envctl_server()\n";
@@ -262,6 +287,7 @@ start(struct forkserver *fs, const struct child_spec *spec, struct err *err)
 	argv[5] = NULL;
 	ss.argv = argv;
 	ss.envp = env;
+	ss.deathsig = SIGTERM;
 	fs->pid = child_spawn(&ss, sv[1], nullfd, nullfd, -1, err);
 	close(sv[1]);
 	close(nullfd);

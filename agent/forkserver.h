@@ -22,6 +22,9 @@
  * A file that ends start-up itself (SystemExit, KeyboardInterrupt) is run
  * again afresh: Python versions report that differently.
  *
+ * The server dies with the agent: its death signal is SIGTERM, on which it
+ * SIGKILLs the run in progress (and that run's group) before it exits.
+ *
  * forkserver_run() fills a child_result as child_run() does, with the same
  * deadline, stop flag and output caps, and kills the run's process group
  * before it returns.  ENVCTL_EUNSUPPORTED, with err untouched and nothing

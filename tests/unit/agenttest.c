@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "common/buf.h"
+#include "common/proto.h"
 #include "common/xmalloc.h"
 
 const char *
@@ -14,6 +17,35 @@ agent_bin(void)
 	const char *s = getenv("ENVCTL_AGENT");
 
 	return s != NULL ? s : "build/envctl-agent";
+}
+
+pid_t
+agent_start(json_t *req, int *in, int *out)
+{
+	struct buf b = ENVCTL_BUF_INIT;
+	int inp[2], outp[2];
+	pid_t pid;
+
+	ck_assert_int_eq(proto_encode(&b, req, NULL), 0);
+	json_decref(req);
+	ck_assert_int_eq(pipe(inp), 0);
+	ck_assert_int_eq(pipe(outp), 0);
+	if ((pid = fork()) == 0) {
+		dup2(inp[0], 0);
+		dup2(outp[1], 1);
+		close(inp[1]);
+		close(outp[0]);
+		execl(agent_bin(), "envctl-agent", (char *)NULL);
+		_exit(127);
+	}
+	ck_assert_int_gt(pid, 0);
+	close(inp[0]);
+	close(outp[1]);
+	ck_assert_int_eq(write(inp[1], b.data, b.len), (ssize_t)b.len);
+	buf_release(&b);
+	*in = inp[1];
+	*out = outp[0];
+	return pid;
 }
 
 long long

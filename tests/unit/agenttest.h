@@ -10,9 +10,16 @@
 #define ENVCTL_TESTS_AGENTTEST_H
 
 #include <jansson.h>
+#include <sys/types.h>
 
 /* $ENVCTL_AGENT, else build/envctl-agent. */
 const char *agent_bin(void);
+/*
+ * Starts the agent on two pipes, sends it req (a reference taken) and
+ * returns its pid; *out reads its stdout, *in writes more requests (close
+ * it to end the session).
+ */
+pid_t	 agent_start(json_t *req, int *in, int *out);
 /* CLOCK_MONOTONIC in milliseconds. */
 long long now_ms(void);
 /* The member at a dotted path, or NULL when any step is missing. */

@@ -957,7 +957,8 @@ END_TEST
 /*
  * sitecustomize sees the modules of a fresh start: the fork server's own
  * imports (_socket for its socket, gc for gc.freeze()) are not left in
- * sys.modules of a forked run, and its names are gone from __main__.
+ * sys.modules of a forked run, and its names are gone from __main__;
+ * SIGTERM, which the server catches, is back at its default, unblocked.
  */
 START_TEST(test_probe_fresh_modules)
 {
@@ -966,15 +967,21 @@ START_TEST(test_probe_fresh_modules)
 
 	pyenv_init(&e, "import os, sys\n"
 	    "os.environ['MODS'] = ','.join(m for m in ('_socket', 'gc', "
-	    "'site') if m in sys.modules)\n"
+	    "'signal', 'site') if m in sys.modules)\n"
 	    "os.environ['MAIN'] = ','.join(sorted(k for k in "
-	    "vars(sys.modules['__main__']) if k[:2] != '__')) or '-'\n");
-	req = json_pack("{s:s,s:i,s:s,s:[ss],s:b}", "op", "read", "id", 1,
-	    "interpreter", e.interp, "vars", "MODS", "MAIN", "fork", forked);
+	    "vars(sys.modules['__main__']) if k[:2] != '__')) or '-'\n"
+	    "import signal\n"
+	    "os.environ['TERM'] = '%s %s' % (signal.getsignal("
+	    "signal.SIGTERM) == signal.SIG_DFL, "
+	    "signal.pthread_sigmask(signal.SIG_BLOCK, []) == set())\n");
+	req = json_pack("{s:s,s:i,s:s,s:[sss],s:b}", "op", "read", "id", 1,
+	    "interpreter", e.interp, "vars", "MODS", "MAIN", "TERM", "fork",
+	    forked);
 	reply = ask(req);
 	assert_ok(reply);
 	ck_assert_str_eq(jstr(reply, "probe.values.MODS"), "site");
 	ck_assert_str_eq(jstr(reply, "probe.values.MAIN"), "-");
+	ck_assert_str_eq(jstr(reply, "probe.values.TERM"), "True True");
 	json_decref(reply);
 	pyenv_release(&e);
 }
@@ -1309,37 +1316,23 @@ END_TEST
 START_TEST(test_sigterm)
 {
 	struct pyenv e;
-	struct buf in = ENVCTL_BUF_INIT, out = ENVCTL_BUF_INIT;
+	struct buf out = ENVCTL_BUF_INIT;
 	json_t *req, *reply = NULL;
 	char chunk[4096], *msg;
-	int inp[2], outp[2], st = 0, i;
+	int to, from, st = 0, i;
 	pid_t agent, py;
 	ssize_t n;
 
 	pyenv_init(&e, "import time\ntime.sleep(30)\n");
 	req = read_req(e.interp, NULL);
 	json_object_set_new(req, "timeout_ms", json_integer(30000));
-	proto_encode(&in, req, NULL);
-	json_decref(req);
-	ck_assert_int_eq(pipe(inp), 0);
-	ck_assert_int_eq(pipe(outp), 0);
-	if ((agent = fork()) == 0) {
-		dup2(inp[0], 0);
-		dup2(outp[1], 1);
-		close(inp[1]);
-		close(outp[0]);
-		execl(agent_bin(), "envctl-agent", (char *)NULL);
-		_exit(127);
-	}
-	close(inp[0]);
-	close(outp[1]);
-	ck_assert_int_eq(write(inp[1], in.data, in.len), (ssize_t)in.len);
+	agent = agent_start(req, &to, &from);
 	for (i = 0; i < 500 && (py = pyenv_pid(&e)) <= 0; i++)
 		usleep(10000);
 	ck_assert_int_gt(py, 0);
 	usleep(100000);
 	ck_assert_int_eq(kill(agent, SIGTERM), 0);
-	while ((n = read(outp[0], chunk, sizeof(chunk))) > 0)
+	while ((n = read(from, chunk, sizeof(chunk))) > 0)
 		buf_add(&out, chunk, (size_t)n);
 	ck_assert_int_eq(waitpid(agent, &st, 0), agent);
 	ck_assert(WIFEXITED(st));
@@ -1350,10 +1343,9 @@ START_TEST(test_sigterm)
 	assert_fail(reply, "ESYS", msg);
 	ck_assert_int_eq(kill(py, 0), -1);
 	ck_assert_int_eq(errno, ESRCH);
-	close(inp[1]);
-	close(outp[0]);
+	close(to);
+	close(from);
 	json_decref(reply);
-	buf_release(&in);
 	buf_release(&out);
 	pyenv_release(&e);
 	free(msg);
@@ -1414,6 +1406,74 @@ START_TEST(test_fork_session)
 	free(starts);
 	free(wrapper);
 	free(interp);
+	free(text);
+}
+END_TEST
+
+/* 1 while pid runs: neither gone nor a zombie nobody reaped yet. */
+static int
+pid_running(pid_t pid)
+{
+	char *path = xasprintf("/proc/%ld/stat", (long)pid), *st;
+	const char *end;
+	int running = 0;
+
+	if ((st = tu_read(path, NULL)) != NULL &&
+	    (end = strrchr(st, ')')) != NULL)
+		running = end[1] == ' ' && end[2] != 'Z' && end[2] != 'X';
+	free(st);
+	free(path);
+	return running;
+}
+
+/*
+ * The agent SIGKILLed while a forked run hangs in sitecustomize: the
+ * server, told by its death signal, kills the run and goes too.
+ */
+START_TEST(test_fork_agent_killed)
+{
+	struct pyenv e;
+	json_t *req;
+	char *site, *runfile, *text = NULL;
+	int to, from, i;
+	pid_t agent, server, run = -1;
+
+	pyenv_init(&e, "");
+	runfile = xasprintf("%s/run.pid", e.dir);
+	site = xasprintf("import os, time\n"
+	    "open('%s.tmp', 'w').write(str(os.getpid()))\n"
+	    "os.rename('%s.tmp', '%s')\n"
+	    "time.sleep(30)\n", runfile, runfile, runfile);
+	free(tu_writes(e.dir, "sitecustomize.py", site));
+	req = read_req(e.interp, NULL);
+	json_object_set_new(req, "fork", json_true());
+	json_object_set_new(req, "timeout_ms", json_integer(30000));
+	agent = agent_start(req, &to, &from);
+	for (i = 0; i < 1000 && text == NULL; i++) {
+		if ((text = tu_read(runfile, NULL)) == NULL)
+			usleep(10000);
+	}
+	ck_assert_ptr_nonnull(text);
+	run = (pid_t)strtol(text, NULL, 10);
+	server = pyenv_pid(&e);
+	ck_assert_int_gt(run, 0);
+	ck_assert_int_gt(server, 0);
+	ck_assert_int_ne(run, server);
+	ck_assert(pid_running(run));
+	ck_assert_int_eq(kill(agent, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(agent, NULL, 0), agent);
+	for (i = 0; i < 300 && (pid_running(run) || pid_running(server));
+	    i++)
+		usleep(10000);
+	ck_assert_msg(!pid_running(run), "the run %ld outlived the agent",
+	    (long)run);
+	ck_assert_msg(!pid_running(server), "the server %ld outlived the "
+	    "agent", (long)server);
+	close(to);
+	close(from);
+	pyenv_release(&e);
+	free(site);
+	free(runfile);
 	free(text);
 }
 END_TEST
@@ -1657,6 +1717,7 @@ main(void)
 	add_probe_tests(pr);
 	tcase_add_test(pr, test_fork_session);
 	tcase_add_test(pr, test_fork_no_site);
+	tcase_add_test(pr, test_fork_agent_killed);
 	tcase_add_test(pr, test_fork_server_hangs);
 	add_probe_tests(prf);
 	tcase_add_checked_fixture(prf, set_forked, NULL);

@@ -1513,10 +1513,10 @@ START_TEST(test_lock_sigterm)
 {
 	struct site s;
 	struct holder h;
-	struct buf in = ENVCTL_BUF_INIT, out = ENVCTL_BUF_INIT;
+	struct buf out = ENVCTL_BUF_INIT;
 	json_t *req, *reply = NULL;
 	char chunk[4096], *msg, *good = good_file(1);
-	int inp[2], outp[2], st = 0;
+	int to, from, st = 0;
 	pid_t agent;
 	ssize_t n;
 
@@ -1524,24 +1524,10 @@ START_TEST(test_lock_sigterm)
 	hold_lock(&h, &s, 20000);
 	req = apply_req(&s, good);
 	json_object_set_new(req, "lock_timeout_ms", json_integer(20000));
-	ck_assert_int_eq(proto_encode(&in, req, NULL), 0);
-	json_decref(req);
-	ck_assert_int_eq(pipe(inp), 0);
-	ck_assert_int_eq(pipe(outp), 0);
-	if ((agent = fork()) == 0) {
-		dup2(inp[0], 0);
-		dup2(outp[1], 1);
-		close(inp[1]);
-		close(outp[0]);
-		execl(agent_bin(), "envctl-agent", (char *)NULL);
-		_exit(127);
-	}
-	close(inp[0]);
-	close(outp[1]);
-	ck_assert_int_eq(write(inp[1], in.data, in.len), (ssize_t)in.len);
+	agent = agent_start(req, &to, &from);
 	usleep(700000);	/* waiting by then, even under valgrind */
 	ck_assert_int_eq(kill(agent, SIGTERM), 0);
-	while ((n = read(outp[0], chunk, sizeof(chunk))) > 0)
+	while ((n = read(from, chunk, sizeof(chunk))) > 0)
 		buf_add(&out, chunk, (size_t)n);
 	ck_assert_int_eq(waitpid(agent, &st, 0), agent);
 	ck_assert(WIFEXITED(st));
@@ -1552,10 +1538,9 @@ START_TEST(test_lock_sigterm)
 	assert_fail(reply, "ESYS", msg);
 	holder_end(&h);
 	assert_file(s.real, "import os\n", 10);
-	close(inp[1]);
-	close(outp[0]);
+	close(to);
+	close(from);
 	json_decref(reply);
-	buf_release(&in);
 	buf_release(&out);
 	site_release(&s);
 	free(msg);
