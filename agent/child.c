@@ -376,41 +376,77 @@ exec_ready(void *arg, struct err *err)
 	return r != 0 ? r : 1;
 }
 
-static int
-exec_gone(void *arg)
+int
+child_exited(pid_t pid)
 {
-	struct exec_watch *x = arg;
 	siginfo_t si;
 
 	memset(&si, 0, sizeof(si));
-	return waitid(P_PID, (id_t)x->res->pid, &si,
-	    WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == x->res->pid;
+	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) ==
+	    0 && si.si_pid == pid;
 }
 
-int
-child_run(struct child_result *res, const struct child_spec *spec,
-    struct err *err)
+static int
+exec_gone(void *arg)
 {
-	struct sigaction sa, oldsa;
-	sigset_t chld, oldmask, waitmask;
-	struct exec_watch x;
-	/* [0] stdout, [1] stderr, [2] exec status; read ends, write ends */
-	int rd[3] = { -1, -1, -1 }, wr[3] = { -1, -1, -1 };
-	int nullfd = -1, r = 0, st = 0, i;
-	long long deadline;
-	pid_t pid;
+	return child_exited(((struct exec_watch *)arg)->res->pid);
+}
 
-	child_result_init(res);
+void
+child_sigchld_hold(struct child_sigchld *h, const sigset_t *waitmask)
+{
+	struct sigaction sa;
+	sigset_t chld;
+
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sigchld;
 	sa.sa_flags = SA_NOCLDSTOP;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGCHLD, &sa, &oldsa);
-	sigprocmask(SIG_BLOCK, &chld, &oldmask);
-	waitmask = spec->waitmask != NULL ? *spec->waitmask : oldmask;
-	sigdelset(&waitmask, SIGCHLD);
+	sigaction(SIGCHLD, &sa, &h->oldsa);
+	sigprocmask(SIG_BLOCK, &chld, &h->oldmask);
+	h->waitmask = waitmask != NULL ? *waitmask : h->oldmask;
+	sigdelset(&h->waitmask, SIGCHLD);
+}
+
+void
+child_sigchld_release(struct child_sigchld *h)
+{
+	sigaction(SIGCHLD, &h->oldsa, NULL);
+	sigprocmask(SIG_SETMASK, &h->oldmask, NULL);
+}
+
+void
+child_reap(struct child_result *res, pid_t pid)
+{
+	int st = 0;
+
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
+		;
+	if (WIFSIGNALED(st)) {
+		res->signal = WTERMSIG(st);
+		res->status = 128 + res->signal;
+	} else
+		res->status = WEXITSTATUS(st);
+}
+
+int
+child_run(struct child_result *res, const struct child_spec *spec,
+    struct err *err)
+{
+	struct child_sigchld h;
+	struct exec_watch x;
+	/* [0] stdout, [1] stderr, [2] exec status; read ends, write ends */
+	int rd[3] = { -1, -1, -1 }, wr[3] = { -1, -1, -1 };
+	int nullfd = -1, r = 0, i;
+	long long deadline;
+	pid_t pid;
+
+	child_result_init(res);
+	child_sigchld_hold(&h, spec->waitmask);
 
 	if ((nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1) {
 		r = err_errno(err, ENVCTL_ESYS, errno, "cannot open /dev/null");
@@ -435,28 +471,19 @@ child_run(struct child_result *res, const struct child_spec *spec,
 	x.w.ready = exec_ready;
 	x.w.gone = exec_gone;
 	x.w.arg = &x;
-	r = child_collect(res, rd, &x.w, spec, &waitmask, deadline, err);
+	r = child_collect(res, rd, &x.w, spec, &h.waitmask, deadline, err);
 	/* Gone without a word on the status pipe yet: read it (no wait). */
 	if (r == 0 && x.w.fd >= 0)
 		r = exec_status(res, x.w.fd, spec, err);
 	/* Whatever happened, nothing of the group outlives this call. */
-	kill(-pid, SIGKILL);
-	kill(pid, SIGKILL);
-	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
-		;
-	if (WIFSIGNALED(st)) {
-		res->signal = WTERMSIG(st);
-		res->status = 128 + res->signal;
-	} else
-		res->status = WEXITSTATUS(st);
+	child_reap(res, pid);
 out:
 	for (i = 0; i < 3; i++) {
 		close_fd(&rd[i]);
 		close_fd(&wr[i]);
 	}
 	close_fd(&nullfd);
-	sigaction(SIGCHLD, &oldsa, NULL);
-	sigprocmask(SIG_SETMASK, &oldmask, NULL);
+	child_sigchld_release(&h);
 	return r;
 }
 

@@ -93,5 +93,21 @@ long long child_now_ms(void);
  * ENVCTL_ESYS code is returned.
  */
 int	child_pipes(int rd[], int wr[], int n, struct err *err);
+/* 1 once pid, a child of ours, has exited; it is not reaped. */
+int	child_exited(pid_t pid);
+/* SIGKILLs pid's group and pid, reaps pid and sets res's status. */
+void	child_reap(struct child_result *res, pid_t pid);
+/*
+ * While held, SIGCHLD is blocked except in the wait of child_collect()
+ * given h.waitmask (waitmask without SIGCHLD, or the mask held before),
+ * which it interrupts.
+ */
+struct child_sigchld {
+	struct sigaction oldsa;
+	sigset_t	 oldmask;
+	sigset_t	 waitmask;
+};
+void	child_sigchld_hold(struct child_sigchld *h, const sigset_t *waitmask);
+void	child_sigchld_release(struct child_sigchld *h);
 
 #endif

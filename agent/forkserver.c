@@ -35,6 +35,9 @@
  * the child's stdout and stderr as SCM_RIGHTS, and answers "pid P", then
  * "exit CODE STATUS" (waitid's si_code and si_status; the child is left a
  * zombie so that its pid and group stay valid) and reaps it on "reap".
+ * "last" instead of "run": it answers "pid" with its own pid and does the
+ * run itself, without a fork, ending with it; the agent, its parent,
+ * waits for it.
  * The child does what start-up does after the core (see forkserver.h);
  * the names it uses are bound as defaults because it empties __main__.
  * When site initialisation itself ends the interpreter (a sitecustomize
@@ -123,8 +126,12 @@ static const char server[] =
     "        f = m.split(b'\\0')\n"
     "        n = int(f[1])\n"
     "        extra = [tuple(e.split(b'=', 1)) for e in f[2:2 + n]]\n"
-    "        sig.pthread_sigmask(sig.SIG_BLOCK, term)\n"
-    "        pid = os.fork()\n"
+    "        if f[0] == b'last':\n"
+    "            s.send(('pid %d' % os.getpid()).encode())\n"
+    "            pid = 0\n"
+    "        else:\n"
+    "            sig.pthread_sigmask(sig.SIG_BLOCK, term)\n"
+    "            pid = os.fork()\n"
     "        if pid == 0:\n"
     "            sig.signal(sig.SIGTERM, sig.SIG_DFL)\n"
     "            sig.pthread_sigmask(sig.SIG_UNBLOCK, term)\n"
@@ -317,7 +324,7 @@ start(struct forkserver *fs, const struct child_spec *spec, struct err *err)
 
 /* Sends the run with the write ends of its stdout and stderr. */
 static int
-send_run(int sock, const struct child_spec *spec, const int wr[2])
+send_run(int sock, const struct child_spec *spec, const int wr[2], int last)
 {
 	union {
 		char		buf[CMSG_SPACE(2 * sizeof(int))];
@@ -332,7 +339,7 @@ send_run(int sock, const struct child_spec *spec, const int wr[2])
 
 	for (i = 0; spec->envp[i] != NULL; i++)
 		n += child_applies(spec->envp[i]);
-	buf_addf(&m, "run%c%zu", '\0', n);
+	buf_addf(&m, "%s%c%zu", last ? "last" : "run", '\0', n);
 	for (i = 0; spec->envp[i] != NULL; i++)
 		if (child_applies(spec->envp[i])) {
 			buf_addch(&m, '\0');
@@ -411,6 +418,39 @@ run_gone(void *arg)
 	return ((struct run *)arg)->exited;
 }
 
+static int
+server_gone(void *arg)
+{
+	return child_exited(*(pid_t *)arg);
+}
+
+/*
+ * The server does the last run itself: the run is the agent's own child,
+ * watched and reaped as an exec'd interpreter is, and the server is gone.
+ */
+static int
+run_last(struct forkserver *fs, struct child_result *res, int rd[2],
+    const struct child_spec *spec, const sigset_t *waitmask,
+    long long deadline, struct err *err)
+{
+	struct child_watch w;
+	pid_t pid = fs->pid;
+	int r;
+
+	memset(&w, 0, sizeof(w));
+	w.fd = -1;
+	w.gone = server_gone;
+	w.arg = &pid;
+	res->pid = pid;
+	r = child_collect(res, rd, &w, spec, waitmask, deadline, err);
+	child_reap(res, pid);
+	fs->pid = 0;
+	forkserver_stop(fs);
+	if (r == 0 && res->signal == 0 && res->status == AFRESH)
+		return ENVCTL_EUNSUPPORTED;
+	return r;
+}
+
 int
 forkserver_serving(const struct forkserver *fs)
 {
@@ -458,10 +498,11 @@ close_pair(int fd[2])
 
 int
 forkserver_run(struct forkserver *fs, struct child_result *res,
-    const struct child_spec *spec, struct err *err)
+    const struct child_spec *spec, int last, struct err *err)
 {
 	struct err serr = ENVCTL_ERR_INIT;
 	struct buf key = ENVCTL_BUF_INIT;
+	struct child_sigchld h;
 	struct child_watch w;
 	struct run rn;
 	char msg[MSG_MAX];
@@ -476,6 +517,11 @@ forkserver_run(struct forkserver *fs, struct child_result *res,
 	if (fs->pid > 0 && (key.len != fs->key.len ||
 	    memcmp(key.data, fs->key.data, key.len) != 0))
 		forkserver_stop(fs);
+	if (fs->pid == 0 && last) {
+		/* A server started for one run costs more than a fresh one. */
+		buf_release(&key);
+		return ENVCTL_EUNSUPPORTED;
+	}
 	if (fs->pid == 0) {
 		buf_release(&fs->key);
 		fs->key = key;
@@ -491,12 +537,22 @@ forkserver_run(struct forkserver *fs, struct child_result *res,
 	if ((r = child_pipes(rd, wr, 2, err)) != 0)
 		return r;
 	deadline = child_now_ms() + spec->timeout_ms;
-	r = send_run(fs->sock, spec, wr);
+	if (last)
+		child_sigchld_hold(&h, spec->waitmask);
+	r = send_run(fs->sock, spec, wr, last);
 	close_pair(wr);
 	if (r != 0 || recv_msg(fs->sock, msg, MSG_MAX, deadline, spec) < 0 ||
-	    sscanf(msg, "pid %d", &pid) != 1 || pid <= 0) {
+	    sscanf(msg, "pid %d", &pid) != 1 || pid <= 0 ||
+	    (last && pid != fs->pid)) {
 		close_pair(rd);
+		if (last)
+			child_sigchld_release(&h);
 		return broken(fs);
+	}
+	if (last) {
+		r = run_last(fs, res, rd, spec, &h.waitmask, deadline, err);
+		child_sigchld_release(&h);
+		return r;
 	}
 	res->pid = pid;
 	memset(&rn, 0, sizeof(rn));

@@ -27,9 +27,14 @@
  *
  * forkserver_run() fills a child_result as child_run() does, with the same
  * deadline, stop flag and output caps, and kills the run's process group
- * before it returns.  ENVCTL_EUNSUPPORTED, with err untouched and nothing
- * run, when the run cannot be served (another PYTHON* variable, argv not
- * `INTERP -c SCRIPT ...`) or the server cannot start or breaks (not
+ * before it returns.  With last set (no run follows in the session: the
+ * verification of an apply or a rollback) the server does the run itself
+ * instead of forking - no fork, no copy-on-write, one exit less - and is
+ * gone afterwards; a server that is not up is not started for it.  Such a
+ * run resets SIGTERM to its default, so the agent's death ends it too.
+ * ENVCTL_EUNSUPPORTED, with err untouched and nothing run, when the run
+ * cannot be served (another PYTHON* variable, argv not `INTERP -c SCRIPT
+ * ...`, last without a server) or the server cannot start or breaks (not
  * CPython 3, a wrapper that drops -S, killed): the caller runs the
  * interpreter afresh, and a broken server is not tried again.
  */
@@ -54,7 +59,7 @@ struct forkserver {
 #define FORKSERVER_INIT	{ 0, -1, 0, ENVCTL_BUF_INIT }
 
 int	forkserver_run(struct forkserver *fs, struct child_result *res,
-	    const struct child_spec *spec, struct err *err);
+	    const struct child_spec *spec, int last, struct err *err);
 /* 1 while a server is up: a single run is cheaper through it then. */
 int	forkserver_serving(const struct forkserver *fs);
 /* Ends the server and reaps it; fs can start one again. */

@@ -392,9 +392,10 @@ parse_rollback(struct change_req *rq, const json_t *req, struct err *err)
 
 /* ---- probes ---- */
 
+/* last: no run follows in this session (see probe_args). */
 static int
 run_probe(struct probe *p, const struct change *c, char *const *env_extra,
-    struct err *err)
+    int last, struct err *err)
 {
 	struct probe_args pa;
 
@@ -408,6 +409,7 @@ run_probe(struct probe *p, const struct change *c, char *const *env_extra,
 	pa.waitmask = c->ctx->waitmask;
 	pa.fs = c->ctx->fs;
 	pa.start_fs = c->fork;
+	pa.last = last;
 	return probe_run(p, &pa, err);
 }
 
@@ -643,7 +645,7 @@ validate(json_t **vj, struct change *c, struct err *err)
 	}
 	env[0] = xasprintf("PYTHONPATH=%s", dir);
 	env[1] = xstrdup("PYTHONDONTWRITEBYTECODE=1");
-	r = run_probe(&p, c, env, err);
+	r = run_probe(&p, c, env, 0, err);
 	if (r != 0) {
 		*vj = verify_json(&p, err->msg);
 		if (file_caused(err)) {
@@ -701,7 +703,8 @@ verify(json_t **vj, const struct change *c)
 	struct probe p;
 	char *why;
 
-	if (run_probe(&p, c, NULL, &perr) != 0) {
+	/* The verification is the last run of an apply or a rollback. */
+	if (run_probe(&p, c, NULL, 1, &perr) != 0) {
 		buf_addstr(&msg, perr.msg);
 		if (perr.cause != 0)
 			buf_addf(&msg, ": %s", strerror(perr.cause));

@@ -253,7 +253,7 @@ probe_run(struct probe *p, const struct probe_args *a, struct err *err)
 	r = ENVCTL_EUNSUPPORTED;
 	child_result_init(&res);
 	if (a->fs != NULL && (a->start_fs || forkserver_serving(a->fs)))
-		r = forkserver_run(a->fs, &res, &spec, err);
+		r = forkserver_run(a->fs, &res, &spec, a->last, err);
 	p->forked = r != ENVCTL_EUNSUPPORTED;
 	if (!p->forked) {
 		child_result_release(&res);

@@ -41,6 +41,8 @@ struct probe_args {
 	int		 start_fs;	/* more runs follow: start fs for
 					   this one (else only use it when
 					   it is already up) */
+	int		 last;		/* the session's last run: fs (if
+					   up) does it itself and ends */
 };
 
 struct probe {

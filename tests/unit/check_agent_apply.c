@@ -617,6 +617,50 @@ START_TEST(test_apply_converges)
 }
 END_TEST
 
+/*
+ * The verification is the session's last run: the fork server does it
+ * itself instead of forking, and is gone with it.  The new file logs, in
+ * each run, its pid and its parent's name: the verification's parent is
+ * the agent (a forked run's would be python), it was served by the fork
+ * server all the same, and nothing of it is left once the agent exited.
+ */
+START_TEST(test_verify_by_server)
+{
+	struct site s;
+	json_t *reply;
+	char *good = good_file(1), *text, *log, *got, *last;
+	char parent[64];
+	long pid;
+
+	site_init(&s, "import os\n", 0);
+	log = xasprintf("%s/runs.log", s.dir);
+	text = xasprintf("%simport os as _o\n"
+	    "_p = open('/proc/%%d/comm' %% _o.getppid()).read().strip()\n"
+	    "open('%s', 'a').write('%%d %%s\\n' %% (_o.getpid(), _p))\n",
+	    good, log);
+	reply = ask(apply_req(&s, text));
+	assert_ok(reply);
+	ck_assert(jbool(reply, "changed"));
+	ck_assert(jbool(reply, "verify.forked"));
+	got = tu_read(log, NULL);
+	ck_assert_ptr_nonnull(got);
+	/* The validation's line, then the verification's. */
+	ck_assert_ptr_nonnull(last = strchr(got, '\n'));
+	ck_assert_int_eq(sscanf(last + 1, "%ld %63s", &pid, parent), 2);
+	ck_assert_msg(strncmp(parent, "envctl-agent", 12) == 0,
+	    "the verification ran under '%s', not the agent", parent);
+	ck_assert_int_eq(kill((pid_t)pid, 0), -1);
+	ck_assert_int_eq(errno, ESRCH);
+	assert_file(s.real, text, strlen(text));
+	json_decref(reply);
+	site_release(&s);
+	free(good);
+	free(text);
+	free(log);
+	free(got);
+}
+END_TEST
+
 START_TEST(test_apply_plain_file)
 {
 	struct site s;
@@ -2012,6 +2056,7 @@ main(void)
 	tcase_add_test(ap, test_validate_stale);
 	tcase_add_test(ap, test_validate_wrapper);
 	tcase_add_test(ap, test_validate_fails_forked);
+	tcase_add_test(ap, test_verify_by_server);
 	tcase_add_test(ap, test_verify_restores);
 	tcase_add_test(ap, test_absent);
 	tcase_add_test(ap, test_absent_owner);
