@@ -413,9 +413,9 @@ backup_delete(struct backup_store *bs, const char *id, struct err *err)
 	return r;
 }
 
-/* Removes what an interrupted backup_create() left; counts into *n. */
+/* Removes what an interrupted backup_create() left. */
 static int
-remove_leftovers(const struct backup_store *bs, size_t *n, struct err *err)
+remove_leftovers(const struct backup_store *bs, struct err *err)
 {
 	struct dirent *de;
 	struct stat st;
@@ -452,7 +452,6 @@ remove_leftovers(const struct backup_store *bs, size_t *n, struct err *err)
 			    "'%s/%s'", bs->dir, de->d_name);
 			break;
 		}
-		(*n)++;
 	}
 	closedir(dp);
 	return r;
@@ -462,7 +461,6 @@ int
 backup_prune(struct backup_store *bs, size_t keep, struct err *err)
 {
 	json_t *list = NULL;
-	size_t n = 0;
 	char *id;
 	int r;
 
@@ -478,13 +476,13 @@ backup_prune(struct backup_store *bs, size_t keep, struct err *err)
 		free(id);
 		if (r != 0)
 			goto out;
-		n++;
 	}
-	if ((r = remove_leftovers(bs, &n, err)) != 0)
-		goto out;
-	if (n > 0 && fsync(bs->fd) == -1 && errno != EINVAL)
-		r = err_errno(err, ENVCTL_ESYS, errno,
-		    "cannot sync the backup directory '%s'", bs->dir);
+	/*
+	 * No fsync: a removal lost in a crash leaves a backup the next prune
+	 * removes, or (metadata gone first) a leftover it removes; neither
+	 * loses a file, and a change pays one flush of the journal less.
+	 */
+	r = remove_leftovers(bs, err);
 out:
 	json_decref(list);
 	return r;
