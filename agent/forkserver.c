@@ -373,7 +373,8 @@ struct run {
 	struct child_result *res;
 	int		 sock;
 	int		 exited;	/* "exit" came: the status is in res */
-	int		 lost;		/* the server closed or talked nonsense */
+	int		 lost;		/* the server closed or talked
+					   nonsense */
 };
 
 static int

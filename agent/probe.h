@@ -5,11 +5,12 @@
  * (ENVCTL_PROBE_PATH only, plus what the caller adds: apply validates a
  * candidate with PYTHONPATH), from /, stdin on /dev/null, so that site
  * initialisation runs as for a fresh service: exec'd, or forked from the
- * session's fork server (forkserver.h) when the caller gives one.  The script reports, after
- * the last ENVCTL_PROBE_MARKER line on stdout, the interpreter, the
- * sitecustomize it imports and the values of the named variables; Python's
- * "Error in sitecustomize" lines come from stderr.  A struct probe owns all
- * it holds; strings are valid UTF-8 (invalid bytes become U+FFFD).
+ * session's fork server (forkserver.h) when the caller gives one.  The
+ * script reports, after the last ENVCTL_PROBE_MARKER line on stdout, the
+ * interpreter, the sitecustomize it imports and the values of the named
+ * variables; Python's "Error in sitecustomize" lines come from stderr.  A
+ * struct probe owns all it holds; strings are valid UTF-8 (invalid bytes
+ * become U+FFFD).
  */
 #ifndef ENVCTL_AGENT_PROBE_H
 #define ENVCTL_AGENT_PROBE_H

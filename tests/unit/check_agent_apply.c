@@ -365,7 +365,8 @@ apply_reqn(const struct site *s, const char *data, size_t len)
 	req = json_pack("{s:s,s:i,s:s,s:s,s:o,s:s,s:{s:i,s:s,s:s},s:o,"
 	    "s:{s:s,s:i},s:s,s:s,s:s,s:i,s:i}",
 	    "op", "apply", "id", 1, "interpreter", s->interp,
-	    "path", s->target, "data", proto_b64_json(data, len), "sha256_new", sha,
+	    "path", s->target, "data", proto_b64_json(data, len),
+	    "sha256_new", sha,
 	    "create", "mode", 0640, "owner", owner, "group", group,
 	    "vars", want_vars(),
 	    "backup", "dir", s->backups, "keep", 10,
