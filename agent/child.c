@@ -417,8 +417,8 @@ child_sigchld_release(struct child_sigchld *h)
 	sigprocmask(SIG_SETMASK, &h->oldmask, NULL);
 }
 
-void
-child_reap(struct child_result *res, pid_t pid)
+int
+child_kill(pid_t pid)
 {
 	int st = 0;
 
@@ -426,6 +426,14 @@ child_reap(struct child_result *res, pid_t pid)
 	kill(pid, SIGKILL);
 	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
 		;
+	return st;
+}
+
+void
+child_reap(struct child_result *res, pid_t pid)
+{
+	int st = child_kill(pid);
+
 	if (WIFSIGNALED(st)) {
 		res->signal = WTERMSIG(st);
 		res->status = 128 + res->signal;

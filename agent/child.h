@@ -95,7 +95,9 @@ long long child_now_ms(void);
 int	child_pipes(int rd[], int wr[], int n, struct err *err);
 /* 1 once pid, a child of ours, has exited; it is not reaped. */
 int	child_exited(pid_t pid);
-/* SIGKILLs pid's group and pid, reaps pid and sets res's status. */
+/* SIGKILLs pid's group and pid, reaps pid; returns its wait status. */
+int	child_kill(pid_t pid);
+/* child_kill(), and sets res's status and signal from it. */
 void	child_reap(struct child_result *res, pid_t pid);
 /*
  * While held, SIGCHLD is blocked except in the wait of child_collect()

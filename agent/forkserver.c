@@ -425,15 +425,26 @@ server_gone(void *arg)
 	return child_exited(*(pid_t *)arg);
 }
 
+/* A run that site initialisation ended is done again afresh. */
+static int
+outcome(int r, const struct child_result *res)
+{
+	if (r == 0 && res->signal == 0 && res->status == AFRESH)
+		return ENVCTL_EUNSUPPORTED;
+	return r;
+}
+
 /*
  * The server does the last run itself: the run is the agent's own child,
  * watched and reaped as an exec'd interpreter is, and the server is gone.
+ * child_collect() checks gone() before each wait, so an exit before
+ * SIGCHLD is held is not missed.
  */
 static int
 run_last(struct forkserver *fs, struct child_result *res, int rd[2],
-    const struct child_spec *spec, const sigset_t *waitmask,
-    long long deadline, struct err *err)
+    const struct child_spec *spec, long long deadline, struct err *err)
 {
+	struct child_sigchld h;
 	struct child_watch w;
 	pid_t pid = fs->pid;
 	int r;
@@ -443,13 +454,13 @@ run_last(struct forkserver *fs, struct child_result *res, int rd[2],
 	w.gone = server_gone;
 	w.arg = &pid;
 	res->pid = pid;
-	r = child_collect(res, rd, &w, spec, waitmask, deadline, err);
+	child_sigchld_hold(&h, spec->waitmask);
+	r = child_collect(res, rd, &w, spec, &h.waitmask, deadline, err);
+	child_sigchld_release(&h);
 	child_reap(res, pid);
 	fs->pid = 0;
 	forkserver_stop(fs);
-	if (r == 0 && res->signal == 0 && res->status == AFRESH)
-		return ENVCTL_EUNSUPPORTED;
-	return r;
+	return outcome(r, res);
 }
 
 int
@@ -461,17 +472,11 @@ forkserver_serving(const struct forkserver *fs)
 void
 forkserver_stop(struct forkserver *fs)
 {
-	int st;
-
 	if (fs->sock >= 0)
 		close(fs->sock);
 	fs->sock = -1;
-	if (fs->pid > 0) {
-		kill(-fs->pid, SIGKILL);
-		kill(fs->pid, SIGKILL);
-		while (waitpid(fs->pid, &st, 0) == -1 && errno == EINTR)
-			;
-	}
+	if (fs->pid > 0)
+		child_kill(fs->pid);
 	fs->pid = 0;
 	buf_release(&fs->key);
 }
@@ -503,7 +508,6 @@ forkserver_run(struct forkserver *fs, struct child_result *res,
 {
 	struct err serr = ENVCTL_ERR_INIT;
 	struct buf key = ENVCTL_BUF_INIT;
-	struct child_sigchld h;
 	struct child_watch w;
 	struct run rn;
 	char msg[MSG_MAX];
@@ -538,23 +542,16 @@ forkserver_run(struct forkserver *fs, struct child_result *res,
 	if ((r = child_pipes(rd, wr, 2, err)) != 0)
 		return r;
 	deadline = child_now_ms() + spec->timeout_ms;
-	if (last)
-		child_sigchld_hold(&h, spec->waitmask);
 	r = send_run(fs->sock, spec, wr, last);
 	close_pair(wr);
 	if (r != 0 || recv_msg(fs->sock, msg, MSG_MAX, deadline, spec) < 0 ||
 	    sscanf(msg, "pid %d", &pid) != 1 || pid <= 0 ||
 	    (last && pid != fs->pid)) {
 		close_pair(rd);
-		if (last)
-			child_sigchld_release(&h);
 		return broken(fs);
 	}
-	if (last) {
-		r = run_last(fs, res, rd, spec, &h.waitmask, deadline, err);
-		child_sigchld_release(&h);
-		return r;
-	}
+	if (last)
+		return run_last(fs, res, rd, spec, deadline, err);
 	res->pid = pid;
 	memset(&rn, 0, sizeof(rn));
 	rn.res = res;
@@ -578,7 +575,5 @@ forkserver_run(struct forkserver *fs, struct child_result *res,
 	}
 	if (send(fs->sock, "reap", 4, MSG_NOSIGNAL) != 4)
 		broken(fs);
-	if (r == 0 && res->signal == 0 && res->status == AFRESH)
-		return ENVCTL_EUNSUPPORTED;
-	return r;
+	return outcome(r, res);
 }

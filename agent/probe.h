@@ -60,7 +60,8 @@ struct probe {
 	struct buf errtext;	/* the last ERR_KEEP bytes of stderr */
 	int	 truncated;	/* stdout or stderr was cut */
 	int	 exit;		/* exit status, or 128 + signal */
-	int	 forked;	/* it ran in a child of the fork server */
+	int	 forked;	/* the fork server served it (a child, or
+				   the server itself for a last run) */
 };
 
 /*
