@@ -387,28 +387,35 @@ backup_load(struct buf *data, const struct backup_store *bs,
 	return r;
 }
 
+/* Takes backup id out of the store's listing, if it was read. */
+static void
+unlist(struct backup_store *bs, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < json_array_size(bs->list); i++)
+		if (strcmp(id, json_string_value(json_object_get(
+		    json_array_get(bs->list, i), "id"))) == 0) {
+			json_array_remove(bs->list, i);
+			return;
+		}
+}
+
 int
 backup_delete(struct backup_store *bs, const char *id, struct err *err)
 {
 	char *meta = xasprintf("%s" JSON_SUFFIX, id);
-	size_t i;
 	int r = 0;
 
 	/* Metadata first: without it the data file is a mere leftover. */
-	if (unlinkat(bs->fd, meta, 0) == -1 && errno != ENOENT)
-		r = err_errno(err, ENVCTL_ESYS, errno,
-		    "cannot remove the backup '%s/%s'", bs->dir, id);
-	else {
-		for (i = 0; i < json_array_size(bs->list); i++)
-			if (strcmp(id, json_string_value(json_object_get(
-			    json_array_get(bs->list, i), "id"))) == 0) {
-				json_array_remove(bs->list, i);
-				break;
-			}
-		if (unlinkat(bs->fd, id, 0) == -1 && errno != ENOENT)
-			r = err_errno(err, ENVCTL_ESYS, errno,
-			    "cannot remove the backup '%s/%s'", bs->dir, id);
+	if (unlinkat(bs->fd, meta, 0) == 0 || errno == ENOENT) {
+		unlist(bs, id);
+		if (unlinkat(bs->fd, id, 0) == 0 || errno == ENOENT)
+			goto out;
 	}
+	r = err_errno(err, ENVCTL_ESYS, errno,
+	    "cannot remove the backup '%s/%s'", bs->dir, id);
+out:
 	free(meta);
 	return r;
 }
@@ -468,7 +475,10 @@ backup_prune(struct backup_store *bs, size_t keep, struct err *err)
 		return 0;
 	if ((r = backup_list(&list, NULL, bs, err)) != 0)
 		goto out;
-	/* Oldest first; each deletion shortens the listing. */
+	/*
+	 * Oldest first; each deletion shortens the listing and frees the
+	 * entry, so the id is copied first.
+	 */
 	while (json_array_size(list) > keep) {
 		id = xstrdup(json_string_value(json_object_get(
 		    json_array_get(list, json_array_size(list) - 1), "id")));
