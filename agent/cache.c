@@ -1,21 +1,31 @@
-/* cache.c - the agent's upload cache, kept small (see cache.h). */
+/* cache.c - the agent's upload cache: scripts, tidying (see cache.h). */
 #include "cache.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "common/fdio.h"
+#include "common/xmalloc.h"
+
 #define PREFIX		"envctl-agent-"
 #define PREFIX_LEN	(sizeof(PREFIX) - 1)
 #define SHA_HEX		64
+#define AGENT_LEN	(PREFIX_LEN + SHA_HEX)
 #define TMP_TAG		".tmp-"
 #define TMP_TAG_LEN	(sizeof(TMP_TAG) - 1)
 #define TMP_RAND	12
+#define SCRIPT_NAME_MAX	16
 #define DAY		(24 * 60 * 60)
+#define PYCACHE		"__pycache__"
 
 static int
 is_hex(const char *s, size_t n)
@@ -29,47 +39,73 @@ is_hex(const char *s, size_t n)
 	return 1;
 }
 
-/* "envctl-agent-" + 64 hex digits. */
+/* The first n bytes of s are "envctl-agent-" + 64 hex digits. */
+static int
+agent_namen(const char *s, size_t n)
+{
+	return n == AGENT_LEN && strncmp(s, PREFIX, PREFIX_LEN) == 0 &&
+	    is_hex(s + PREFIX_LEN, SHA_HEX);
+}
+
 static int
 agent_name(const char *s)
 {
-	return strlen(s) == PREFIX_LEN + SHA_HEX &&
-	    strncmp(s, PREFIX, PREFIX_LEN) == 0 && is_hex(s + PREFIX_LEN,
-	    SHA_HEX);
+	return agent_namen(s, strlen(s));
 }
 
-/* "." + an agent name + ".tmp-" + 12 hex digits: an upload's temp. */
+/* The first n bytes of s are an agent name + "." + [a-z]{1,16} + ".py". */
+static int
+script_namen(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n < AGENT_LEN + 5 || !agent_namen(s, AGENT_LEN) ||
+	    s[AGENT_LEN] != '.' || n - AGENT_LEN - 4 > SCRIPT_NAME_MAX ||
+	    memcmp(s + n - 3, ".py", 3) != 0)
+		return 0;
+	for (i = AGENT_LEN + 1; i < n - 3; i++)
+		if (s[i] < 'a' || s[i] > 'z')
+			return 0;
+	return 1;
+}
+
+/* "." + an agent or script name + ".tmp-" + 12 hex digits: a temp. */
 static int
 temp_name(const char *s)
 {
-	size_t n = 1 + PREFIX_LEN + SHA_HEX;
-	char name[1 + PREFIX_LEN + SHA_HEX + 1];
+	size_t n = strlen(s), core;
 
-	if (strlen(s) != n + TMP_TAG_LEN + TMP_RAND || s[0] != '.' ||
-	    strncmp(s + n, TMP_TAG, TMP_TAG_LEN) != 0 ||
-	    !is_hex(s + n + TMP_TAG_LEN, TMP_RAND))
+	if (n < 1 + AGENT_LEN + TMP_TAG_LEN + TMP_RAND || s[0] != '.')
 		return 0;
-	memcpy(name, s + 1, n - 1);
-	name[n - 1] = '\0';
-	return agent_name(name);
+	core = n - 1 - TMP_TAG_LEN - TMP_RAND;
+	return strncmp(s + 1 + core, TMP_TAG, TMP_TAG_LEN) == 0 &&
+	    is_hex(s + n - TMP_RAND, TMP_RAND) &&
+	    (agent_namen(s + 1, core) || script_namen(s + 1, core));
 }
 
-void
-cache_tidy(void)
+/* Ours to remove: a regular file of the cache's owner. */
+static int
+owned_file(int dfd, const char *name, uid_t uid, struct stat *st)
+{
+	return fstatat(dfd, name, st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISREG(st->st_mode) && st->st_uid == uid;
+}
+
+/* Looks for the cache the running agent was started from. */
+static void
+cache_find(struct cache *c)
 {
 	char self[PATH_MAX], *base;
-	struct stat me, st;
-	struct dirent *de;
-	time_t now = time(NULL), keep;
+	struct stat st;
 	ssize_t n;
-	DIR *dp;
 	int dfd;
 
+	c->looked = 1;
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n <= 0)
 		return;
 	self[n] = '\0';
-	/* A deleted file reads "NAME (deleted)": no match, nothing done. */
+	/* A deleted file reads "NAME (deleted)": no match, no cache. */
 	if ((base = strrchr(self, '/')) == NULL || !agent_name(base + 1))
 		return;
 	*base++ = '\0';
@@ -77,15 +113,212 @@ cache_tidy(void)
 	    O_CLOEXEC);
 	if (dfd == -1)
 		return;
-	if (fstatat(dfd, base, &me, AT_SYMLINK_NOFOLLOW) != 0 ||
-	    !S_ISREG(me.st_mode) || (dp = fdopendir(dfd)) == NULL) {
+	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+	    !S_ISREG(st.st_mode)) {
 		close(dfd);
 		return;
 	}
-	if (now - me.st_mtime > DAY)
-		utimensat(dirfd(dp), base, NULL, AT_SYMLINK_NOFOLLOW);
+	c->dfd = dfd;
+	c->dir = xstrdup(self[0] != '\0' ? self : "/");
+	c->self = xstrdup(base);
+	c->uid = st.st_uid;
+}
+
+/* Removes the bytecode Python keeps for DIR/stem.py (stem.TAG.pyc). */
+static void
+drop_bytecode(const struct cache *c, const char *stem)
+{
+	size_t n = strlen(stem), len;
+	struct dirent *de;
+	struct stat st;
+	DIR *dp;
+	int fd;
+
+	fd = openat(c->dfd, PYCACHE, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (fd == -1)
+		return;
+	if (fstat(fd, &st) != 0 || st.st_uid != c->uid ||
+	    (dp = fdopendir(fd)) == NULL) {
+		close(fd);
+		return;
+	}
 	while ((de = readdir(dp)) != NULL) {
-		if (strcmp(de->d_name, base) == 0)
+		len = strlen(de->d_name);
+		if (len > n + 5 && strncmp(de->d_name, stem, n) == 0 &&
+		    de->d_name[n] == '.' &&
+		    strcmp(de->d_name + len - 4, ".pyc") == 0 &&
+		    owned_file(dirfd(dp), de->d_name, c->uid, &st))
+			unlinkat(dirfd(dp), de->d_name, 0);
+	}
+	closedir(dp);
+}
+
+/* 1: file holds exactly text; 0: it differs; -1: it cannot be read. */
+static int
+same_script(const struct cache *c, const char *file, const char *text,
+    size_t len)
+{
+	struct stat st;
+	char *data;
+	ssize_t n;
+	int fd, r = 0;
+
+	fd = openat(c->dfd, file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC);
+	if (fd == -1)
+		return -1;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    st.st_uid != c->uid) {
+		close(fd);
+		return -1;
+	}
+	if ((size_t)st.st_size == len) {
+		data = xmalloc(len + 1);
+		while ((n = read(fd, data, len + 1)) == -1 && errno == EINTR)
+			;
+		r = n == (ssize_t)len && memcmp(data, text, len) == 0;
+		free(data);
+	}
+	close(fd);
+	return r;
+}
+
+/* Writes text as file through a temp; 0, or -1. */
+static int
+write_script(const struct cache *c, const char *file, const char *text,
+    size_t len)
+{
+	unsigned long long rnd = 0;
+	char *tmp;
+	int fd, r = -1;
+
+	if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
+		rnd = (unsigned long long)time(NULL) ^
+		    ((unsigned long long)getpid() << 20);
+	tmp = xasprintf(".%s" TMP_TAG "%012llx", file,
+	    rnd & 0xffffffffffffULL);
+	fd = openat(c->dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600);
+	if (fd != -1) {
+		if (fd_write_all(fd, text, len) == 0 && close(fd) == 0)
+			r = renameat(c->dfd, tmp, c->dfd, file);
+		else
+			close(fd);
+		if (r != 0)
+			unlinkat(c->dfd, tmp, 0);
+	}
+	free(tmp);
+	return r;
+}
+
+const char *
+cache_script(struct cache *c, const char *name, const char *text)
+{
+	struct cache_script *s = NULL;
+	size_t i, len = strlen(text);
+	char *file, *stem;
+	int same;
+
+	if (!c->looked)
+		cache_find(c);
+	/* root running a user's cache: its files would be root's. */
+	if (c->dfd == -1 || c->uid != geteuid())
+		return NULL;
+	for (i = 0; i < CACHE_SCRIPTS && s == NULL; i++) {
+		if (c->scripts[i].name == NULL)
+			s = &c->scripts[i];
+		else if (strcmp(c->scripts[i].name, name) == 0)
+			return c->scripts[i].path;
+	}
+	if (s == NULL)
+		return NULL;
+	s->name = name;
+	stem = xasprintf("%s.%s", c->self, name);
+	file = xasprintf("%s.py", stem);
+	if (!script_namen(file, strlen(file)))
+		goto out;
+	if ((same = same_script(c, file, text, len)) != 1) {
+		if (write_script(c, file, text, len) != 0)
+			goto out;
+		/* The old bytecode could pass Python's mtime check. */
+		if (same == 0)
+			drop_bytecode(c, stem);
+	}
+	s->path = xasprintf("%s/%s", strcmp(c->dir, "/") != 0 ? c->dir : "",
+	    file);
+out:
+	free(stem);
+	free(file);
+	return s->path;
+}
+
+size_t
+cache_script_args(char **argv, size_t k, struct cache *c, const char *name,
+    const char *text)
+{
+	const char *file = c != NULL ? cache_script(c, name, text) : NULL;
+
+	if (file != NULL) {
+		argv[k++] = CACHE_SCRIPT_BOOT;
+		argv[k++] = (char *)file;
+	} else
+		argv[k++] = (char *)text;
+	return k;
+}
+
+/* Removes the scripts, and their bytecode, of versions that are gone. */
+static void
+tidy_scripts(struct cache *c, DIR *dp)
+{
+	struct dirent *de;
+	struct stat st;
+	char agent[AGENT_LEN + 1], *stem;
+	size_t len;
+
+	rewinddir(dp);
+	while ((de = readdir(dp)) != NULL) {
+		len = strlen(de->d_name);
+		if (!script_namen(de->d_name, len))
+			continue;
+		memcpy(agent, de->d_name, AGENT_LEN);
+		agent[AGENT_LEN] = '\0';
+		if (fstatat(dirfd(dp), agent, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+		    errno != ENOENT ||
+		    !owned_file(dirfd(dp), de->d_name, c->uid, &st))
+			continue;
+		if (unlinkat(dirfd(dp), de->d_name, 0) == 0) {
+			stem = xstrndup(de->d_name, len - 3);
+			drop_bytecode(c, stem);
+			free(stem);
+		}
+	}
+}
+
+void
+cache_tidy(struct cache *c)
+{
+	struct stat me, st;
+	struct dirent *de;
+	time_t now = time(NULL), keep;
+	DIR *dp;
+	int fd;
+
+	if (!c->looked)
+		cache_find(c);
+	if (c->dfd == -1 || fstatat(c->dfd, c->self, &me,
+	    AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(me.st_mode))
+		return;
+	if ((fd = dup(c->dfd)) == -1)
+		return;
+	if ((dp = fdopendir(fd)) == NULL) {
+		close(fd);
+		return;
+	}
+	if (now - me.st_mtime > DAY)
+		utimensat(dirfd(dp), c->self, NULL, AT_SYMLINK_NOFOLLOW);
+	while ((de = readdir(dp)) != NULL) {
+		if (strcmp(de->d_name, c->self) == 0)
 			continue;
 		if (agent_name(de->d_name))
 			keep = (time_t)CACHE_KEEP_DAYS * DAY;
@@ -93,10 +326,28 @@ cache_tidy(void)
 			keep = DAY;
 		else
 			continue;
-		if (fstatat(dirfd(dp), de->d_name, &st,
-		    AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-		    st.st_uid == me.st_uid && now - st.st_mtime > keep)
+		if (owned_file(dirfd(dp), de->d_name, me.st_uid, &st) &&
+		    now - st.st_mtime > keep)
 			unlinkat(dirfd(dp), de->d_name, 0);
 	}
+	tidy_scripts(c, dp);
 	closedir(dp);
+}
+
+void
+cache_release(struct cache *c)
+{
+	size_t i;
+
+	if (c->dfd != -1)
+		close(c->dfd);
+	c->dfd = -1;
+	free(c->dir);
+	free(c->self);
+	c->dir = c->self = NULL;
+	for (i = 0; i < CACHE_SCRIPTS; i++) {
+		free(c->scripts[i].path);
+		c->scripts[i].path = NULL;
+		c->scripts[i].name = NULL;
+	}
 }

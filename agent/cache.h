@@ -1,22 +1,85 @@
 /*
- * cache.h - the agent's upload cache on a host, kept small.
+ * cache.h - the agent's upload cache on a host: its scripts, kept small.
  *
  * The controller uploads each agent version once per host, as
  * DIR/envctl-agent-SHA256 through a temp ".envctl-agent-SHA256.tmp-RANDOM"
- * (controller/agentlink.h), and reuses it.  cache_tidy(), called as a
- * session ends, keeps that directory from growing with every envctl
- * release, and only when this agent was started from such a file: it
- * marks its own file used (its mtime, at most once a day), then removes
- * the other versions not used for CACHE_KEEP_DAYS and temps older than a
- * day.  It touches only regular files of exactly those name forms that
- * belong to the owner of its own file (the cache's owner, also when root
- * runs a user's cache through sudo).  Best effort and silent.
+ * (controller/agentlink.h), and reuses it.  Only an agent started from
+ * such a file, and owned by its own user, uses the cache (see cache_find);
+ * anywhere else (a test build, a local connection, root running a user's
+ * cache through sudo) every call here does nothing.
+ *
+ * Scripts: compiling the probe costs each fresh interpreter about 1 ms of
+ * CPU, and the fork server's script 1.5 to 2 ms more.  cache_script()
+ * keeps a script as DIR/envctl-agent-SHA256.NAME.py (written once,
+ * through a temp and a rename; compared byte for byte on each session's
+ * first use, and written again when it differs) and returns that path;
+ * the interpreter runs it with CACHE_SCRIPT_BOOT, which loads it through
+ * importlib's SourceFileLoader: the bytecode is kept in DIR/__pycache__
+ * and checked against the file, as for any module.  NULL means the
+ * caller passes the text with -c as before.
+ *
+ * cache_tidy(), called as a session ends, keeps the directory from growing
+ * with every envctl release: it marks its own file used (its mtime, at
+ * most once a day), then removes the other versions not used for
+ * CACHE_KEEP_DAYS, the scripts (and their bytecode) of versions that are
+ * gone, and temps older than a day.  It touches only regular files of
+ * exactly those name forms that belong to the owner of its own file.
+ * Best effort and silent.  One struct cache per process, from main().
  */
 #ifndef ENVCTL_AGENT_CACHE_H
 #define ENVCTL_AGENT_CACHE_H
 
-#define CACHE_KEEP_DAYS	30
+#include <stddef.h>
+#include <sys/types.h>
 
-void	cache_tidy(void);
+#define CACHE_KEEP_DAYS	30
+#define CACHE_SCRIPTS	2	/* the probe and the fork server */
+
+/*
+ * `INTERP -c CACHE_SCRIPT_BOOT FILE ARG...` runs FILE as `-c` would run
+ * its text, with sys.argv ['-c', ARG...].  Python 3.3+ takes the bytecode
+ * from __pycache__; older ones (no _frozen_importlib) compile the file.
+ */
+#define CACHE_SCRIPT_BOOT						\
+	"import sys\n"							\
+	"p = sys.argv.pop(1)\n"						\
+	"m = (sys.modules.get('_frozen_importlib_external') or\n"	\
+	"     sys.modules.get('_frozen_importlib'))\n"			\
+	"exec(m.SourceFileLoader('__main__', p).get_code('__main__') if m "\
+	"else\n     compile(open(p).read(), p, 'exec'))\n"
+
+struct cache_script {
+	const char	*name;	/* NULL: a free slot */
+	char		*path;	/* NULL: cannot be used */
+};
+
+struct cache {
+	int		 looked;	/* cache_find() ran */
+	int		 dfd;		/* the directory, or -1: no cache */
+	char		*dir;		/* its path */
+	char		*self;		/* "envctl-agent-SHA256" */
+	uid_t		 uid;		/* who owns it */
+	struct cache_script scripts[CACHE_SCRIPTS];
+};
+
+#define CACHE_INIT	{ 0, -1, NULL, NULL, 0, { { NULL, NULL } } }
+
+/*
+ * The file of script name (a short [a-z] word) holding text, borrowed from
+ * c; NULL when the agent does not run from its cache or the file cannot be
+ * read or written.
+ */
+const char	*cache_script(struct cache *c, const char *name,
+		    const char *text);
+/*
+ * Puts the arguments that run script name at argv[k]: CACHE_SCRIPT_BOOT
+ * and its file, or text itself (with -c before them) when there is no
+ * file or c is NULL.  Returns the next free index; argv needs room for 2.
+ */
+size_t		 cache_script_args(char **argv, size_t k, struct cache *c,
+		    const char *name, const char *text);
+/* Tidies the cache (see above); c stays usable, release it afterwards. */
+void		 cache_tidy(struct cache *c);
+void		 cache_release(struct cache *c);
 
 #endif

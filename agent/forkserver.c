@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cache.h"
 #include "child.h"
 #include "common/err.h"
 #include "common/xmalloc.h"
@@ -26,7 +27,9 @@
 #define AFRESH		255
 
 /*
- * The server: argv[1] is the script each child runs.  It talks over fd 0
+ * The server: argv[1] is the script each child runs, its text or the
+ * absolute path of its file (cache.h), run as CACHE_SCRIPT_BOOT runs one.
+ * It talks over fd 0
  * (SOCK_SEQPACKET, one message each): "ready\0E\0NAME=value..." (E:
  * sys.flags.ignore_environment, then its environment, to tell whether a
  * wrapper set PYTHON* variables), or it exits at once if site was
@@ -106,7 +109,13 @@ static const char server[] =
     "        os._exit(1)\n"
     "    sig.signal(sig.SIGTERM, die)\n"
     "    term = [sig.SIGTERM]\n"
-    "    code = compile(sys.argv.pop(1), '<string>', 'exec')\n"
+    "    a = sys.argv.pop(1)\n"
+    "    if a[:1] == '/':\n"
+    "        m = (sys.modules.get('_frozen_importlib_external') or\n"
+    "             sys.modules['_frozen_importlib'])\n"
+    "        code = m.SourceFileLoader('__main__', a).get_code('__main__')\n"
+    "    else:\n"
+    "        code = compile(a, '<string>', 'exec')\n"
     "    base = list(os.environb.items())\n"
     "    s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_SEQPACKET, 0, 0)\n"
     "    if hasattr(gc, 'freeze'):\n"
@@ -178,6 +187,24 @@ child_applies(const char *e)
 }
 
 /*
+ * The index in argv of the run's script: `INTERP -c SCRIPT ARG...` or
+ * `INTERP -c CACHE_SCRIPT_BOOT FILE ARG...` (its arguments follow it);
+ * -1 for any other command.
+ */
+static int
+script_index(const struct child_spec *spec)
+{
+	char *const *argv = spec->argv;
+
+	if (argv[0] == NULL || argv[1] == NULL || strcmp(argv[1], "-c") != 0 ||
+	    argv[2] == NULL)
+		return -1;
+	if (strcmp(argv[2], CACHE_SCRIPT_BOOT) != 0)
+		return 2;
+	return argv[3] != NULL && argv[3][0] == '/' ? 3 : -1;
+}
+
+/*
  * The server's key: interpreter, script and the environment without what
  * the child applies.  Returns how many variables the child applies, or
  * -1 when the run cannot be served at all.
@@ -186,14 +213,13 @@ static int
 make_key(struct buf *key, const struct child_spec *spec)
 {
 	size_t i;
-	int extras = 0;
+	int extras = 0, k;
 
-	if (spec->argv[0] == NULL || spec->argv[1] == NULL ||
-	    strcmp(spec->argv[1], "-c") != 0 || spec->argv[2] == NULL)
+	if ((k = script_index(spec)) < 0)
 		return -1;
 	buf_addstr(key, spec->argv[0]);
 	buf_addch(key, '\0');
-	buf_addstr(key, spec->argv[2]);
+	buf_addstr(key, spec->argv[k]);
 	buf_addch(key, '\0');
 	for (i = 0; spec->envp[i] != NULL; i++) {
 		if (child_applies(spec->envp[i])) {
@@ -268,9 +294,9 @@ static int
 start(struct forkserver *fs, const struct child_spec *spec, struct err *err)
 {
 	struct child_spec ss = *spec;
-	char *argv[6], **env, *ready;
+	char *argv[7], **env, *ready;
 	int sv[2], nullfd, n;
-	size_t i, k = 0;
+	size_t i, k = 0, a = 0;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
 		return -1;
@@ -286,12 +312,12 @@ start(struct forkserver *fs, const struct child_spec *spec, struct err *err)
 	for (i = 0; spec->envp[i] != NULL; i++)
 		if (strncmp(spec->envp[i], "PYTHON", 6) != 0)
 			env[k++] = spec->envp[i];
-	argv[0] = spec->argv[0];
-	argv[1] = "-S";
-	argv[2] = "-c";
-	argv[3] = (char *)server;
-	argv[4] = spec->argv[2];
-	argv[5] = NULL;
+	argv[a++] = spec->argv[0];
+	argv[a++] = "-S";
+	argv[a++] = "-c";
+	a = cache_script_args(argv, a, fs->cache, "server", server);
+	argv[a++] = spec->argv[script_index(spec)];
+	argv[a] = NULL;
 	ss.argv = argv;
 	ss.envp = env;
 	ss.deathsig = SIGTERM;
@@ -345,7 +371,7 @@ send_run(int sock, const struct child_spec *spec, const int wr[2], int last)
 			buf_addch(&m, '\0');
 			buf_addstr(&m, spec->envp[i]);
 		}
-	for (i = 3; spec->argv[i] != NULL; i++) {
+	for (i = (size_t)script_index(spec) + 1; spec->argv[i] != NULL; i++) {
 		buf_addch(&m, '\0');
 		buf_addstr(&m, spec->argv[i]);
 	}

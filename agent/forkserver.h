@@ -5,7 +5,9 @@
  * validation, the verification), and most of a fresh start is Python's
  * own core start-up.  The fork server pays it once per session: it runs
  * `INTERP -S -c SERVER SCRIPT` in the probe's environment without its
- * PYTHON* variables, from /, in its own process group, on a socket (fd 0).
+ * PYTHON* variables, from /, in its own process group, on a socket (fd 0);
+ * with a cache (cache.h), SERVER and SCRIPT are files whose bytecode
+ * Python keeps, and runs may be `INTERP -c CACHE_SCRIPT_BOOT FILE ...`.
  * Started with -S, it never imports site: no sitecustomize, .pth file or
  * site-packages directory has been read.  For each run it forks a child
  * that takes the caller's stdout and stderr pipes (passed over the
@@ -45,18 +47,20 @@
 
 #include "common/buf.h"
 
+struct cache;
 struct child_result;
 struct child_spec;
 struct err;
 
 struct forkserver {
+	struct cache	*cache;	/* keeps the server's script, or NULL */
 	pid_t		 pid;	/* > 0 serving; 0 not started; -1 broken */
 	int		 sock;
 	int		 extras_ok;	/* it may apply PYTHONPATH... */
 	struct buf	 key;	/* interpreter, script, environment */
 };
 
-#define FORKSERVER_INIT	{ 0, -1, 0, ENVCTL_BUF_INIT }
+#define FORKSERVER_INIT	{ NULL, 0, -1, 0, ENVCTL_BUF_INIT }
 
 int	forkserver_run(struct forkserver *fs, struct child_result *res,
 	    const struct child_spec *spec, int last, struct err *err);

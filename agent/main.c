@@ -30,6 +30,7 @@ int
 main(int argc, char *argv[])
 {
 	struct forkserver fs = FORKSERVER_INIT;
+	struct cache cache = CACHE_INIT;
 	struct agent_ctx ctx;
 	struct sigaction sa;
 	sigset_t block, waitmask;
@@ -73,9 +74,12 @@ main(int argc, char *argv[])
 	ctx.stop = &stop_signal;
 	ctx.waitmask = &waitmask;
 	ctx.fs = &fs;
+	ctx.cache = &cache;
+	fs.cache = &cache;
 	r = session_run(0, out, &ctx);
 	forkserver_stop(&fs);
 	/* After the last reply, so that no request waits for it. */
-	cache_tidy();
+	cache_tidy(&cache);
+	cache_release(&cache);
 	return r;
 }

@@ -407,6 +407,7 @@ run_probe(struct probe *p, const struct change *c, char *const *env_extra,
 	pa.timeout_ms = c->rq.timeout_ms;
 	pa.stop = c->ctx->stop;
 	pa.waitmask = c->ctx->waitmask;
+	pa.cache = c->ctx->cache;
 	pa.fs = c->ctx->fs;
 	pa.start_fs = c->fork;
 	pa.last = last;

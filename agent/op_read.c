@@ -304,6 +304,7 @@ op_read(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
 	pa.timeout_ms = rq.timeout_ms;
 	pa.stop = ctx->stop;
 	pa.waitmask = ctx->waitmask;
+	pa.cache = ctx->cache;
 	pa.fs = ctx->fs;
 	pa.start_fs = rq.fork;
 	ran = 1;

@@ -15,6 +15,7 @@
 #include <jansson.h>
 #include <signal.h>
 
+struct cache;
 struct err;
 struct forkserver;
 
@@ -24,6 +25,7 @@ struct agent_ctx {
 						   stop (SIGHUP/INT/TERM) */
 	const sigset_t	*waitmask;	/* mask while blocked waiting */
 	struct forkserver *fs;		/* the session's (forkserver.h) */
+	struct cache	*cache;		/* the agent's (cache.h) */
 };
 
 /*

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache.h"
 #include "child.h"
 #include "forkserver.h"
 #include "common/err.h"
@@ -216,7 +217,7 @@ probe_run(struct probe *p, const struct probe_args *a, struct err *err)
 	struct child_result res;
 	char **argv, **env, *tail;
 	const char *rep;
-	size_t i, n = 0;
+	size_t i, n = 0, k = 0;
 	int r;
 
 	memset(p, 0, sizeof(*p));
@@ -227,12 +228,12 @@ probe_run(struct probe *p, const struct probe_args *a, struct err *err)
 	env[0] = "PATH=" ENVCTL_PROBE_PATH;
 	for (i = 0; i < n; i++)
 		env[1 + i] = a->env_extra[i];
-	argv = xcalloc(a->nnames + 4, sizeof(*argv));
-	argv[0] = (char *)a->interp;
-	argv[1] = "-c";
-	argv[2] = (char *)script;
+	argv = xcalloc(a->nnames + 5, sizeof(*argv));
+	argv[k++] = (char *)a->interp;
+	argv[k++] = "-c";
+	k = cache_script_args(argv, k, a->cache, "probe", script);
 	for (i = 0; i < a->nnames; i++)
-		argv[3 + i] = a->names[i];
+		argv[k++] = a->names[i];
 
 	memset(&spec, 0, sizeof(spec));
 	spec.name = a->interp;

@@ -21,6 +21,7 @@
 
 #include "common/buf.h"
 
+struct cache;
 struct err;
 struct forkserver;
 
@@ -38,6 +39,7 @@ struct probe_args {
 	int		 timeout_ms;
 	const volatile sig_atomic_t *stop;	/* see child.h */
 	const sigset_t	*waitmask;
+	struct cache	*cache;		/* keeps the script, or NULL */
 	struct forkserver *fs;		/* the session's, or NULL */
 	int		 start_fs;	/* more runs follow: start fs for
 					   this one (else only use it when

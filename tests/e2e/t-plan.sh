@@ -48,8 +48,16 @@ for h in "${FLEET_HOSTS[@]}"; do
 	d=$(host_dir "$h")
 	left=$(find "$d/etc-python" -mindepth 1 ! -name sitecustomize.py)
 	assert_eq "$left" "" "$h: stray files beside sitecustomize.py"
-	n=$(find "$d/var-lib-envctl/agent" -type f -name 'envctl-agent-*' | wc -l)
+	n=$(find "$d/var-lib-envctl/agent" -type f -name 'envctl-agent-*' \
+	    ! -name '*.*' | wc -l)
 	assert_eq "$n" 1 "$h: agent cached once"
+	# The probe beside it as a file, its bytecode kept by Python.
+	n=$(find "$d/var-lib-envctl/agent" -maxdepth 1 -type f \
+	    -name 'envctl-agent-*.probe.py' | wc -l)
+	assert_eq "$n" 1 "$h: the probe kept as a file in the cache"
+	n=$(find "$d/var-lib-envctl/agent/__pycache__" -type f \
+	    -name 'envctl-agent-*.probe.cpython-*.pyc' 2>/dev/null | wc -l)
+	assert_eq "$n" 1 "$h: the probe's bytecode kept in the cache"
 done
 
 # --- the plan file records what was read --------------------------------

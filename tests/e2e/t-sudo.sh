@@ -219,8 +219,12 @@ for h in gpu-02 gpu-03; do
 	left=$(find "$d/var-lib-envctl" "$d/root/.cache" -mindepth 1)
 	assert_eq "$left" "" "$h: root's agent cache (the agent goes to $OPS's)"
 done
-n=$(find "$(host_dir gpu-01)/var-lib-envctl/agent" -type f -name 'envctl-agent-*' | wc -l)
+n=$(find "$(host_dir gpu-01)/var-lib-envctl/agent" -type f -name 'envctl-agent-*' \
+    ! -name '*.*' | wc -l)
 assert_eq "$n" 1 "gpu-01: agent cached in /var/lib/envctl"
+# root running $OPS's agent writes no files of its own into that cache.
+left=$(find "$CACHE" -mindepth 1 ! -path "$AGENT")
+assert_eq "$left" "" "gpu-02: only the agent in $OPS's cache"
 
 # facts: the agent's user is root (sudo -n), not the login user.
 out=$("${ENVCTL[@]}" facts "$FLEET_INVENTORY" "${KH[@]}" -l gpu-02 --color never)

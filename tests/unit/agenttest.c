@@ -4,12 +4,14 @@
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "common/buf.h"
 #include "common/proto.h"
 #include "common/xmalloc.h"
+#include "testutil.h"
 
 const char *
 agent_bin(void)
@@ -17,6 +19,43 @@ agent_bin(void)
 	const char *s = getenv("ENVCTL_AGENT");
 
 	return s != NULL ? s : "build/envctl-agent";
+}
+
+static char *cache_dir, *uncached_bin;
+
+void
+agent_cache(void)
+{
+	char *bin, *path;
+	size_t len;
+
+	bin = tu_read(agent_bin(), &len);
+	ck_assert_ptr_nonnull(bin);
+	uncached_bin = xstrdup(agent_bin());
+	cache_dir = tu_mkdtemp();
+	path = tu_write(cache_dir, AGENT_CACHED_NAME, bin, len);
+	ck_assert_int_eq(chmod(path, 0700), 0);
+	ck_assert_int_eq(setenv("ENVCTL_AGENT", path, 1), 0);
+	free(path);
+	free(bin);
+}
+
+void
+agent_uncache(void)
+{
+	if (cache_dir == NULL)
+		return;
+	ck_assert_int_eq(setenv("ENVCTL_AGENT", uncached_bin, 1), 0);
+	tu_rmtree(cache_dir);
+	free(cache_dir);
+	free(uncached_bin);
+	cache_dir = uncached_bin = NULL;
+}
+
+const char *
+agent_cache_dir(void)
+{
+	return cache_dir;
 }
 
 pid_t

@@ -15,6 +15,18 @@
 /* $ENVCTL_AGENT, else build/envctl-agent. */
 const char *agent_bin(void);
 /*
+ * For checked fixtures: copies the agent into a new temp directory as
+ * AGENT_CACHED_NAME, the form of the upload cache's files, so that it
+ * runs with that directory as its cache (agent/cache.h), and points
+ * $ENVCTL_AGENT at the copy; agent_uncache() removes the directory.
+ * agent_cache_dir() is that directory (NULL outside such a fixture).
+ */
+#define AGENT_CACHED_NAME "envctl-agent-" \
+	"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+void	 agent_cache(void);
+void	 agent_uncache(void);
+const char *agent_cache_dir(void);
+/*
  * Starts the agent on two pipes, sends it req (a reference taken) and
  * returns its pid; *out reads its stdout, *in writes more requests (close
  * it to end the session).

@@ -36,11 +36,12 @@ static const char *const nccl[] = {
 	"NCCL_BUFFSIZE", "NCCL_NTHREADS",
 };
 
-/* Appends a frame of the JSON text js. */
 /*
- * The probe tests run twice: with fresh interpreters, then (the
+ * The probe tests run four times: with fresh interpreters, then (the
  * "probe-forked" case) with every read asking for the fork server, where
- * a successful read must also say it was served by it.
+ * a successful read must also say it was served by it; both again with
+ * the agent run from a cache directory, where the scripts are files
+ * (agent/cache.h).
  */
 static int forked;
 
@@ -50,6 +51,14 @@ set_forked(void)
 	forked = 1;
 }
 
+static void
+set_forked_cached(void)
+{
+	forked = 1;
+	agent_cache();
+}
+
+/* Appends a frame of the JSON text js. */
 static void
 add_frame(struct buf *b, const char *js)
 {
@@ -1585,9 +1594,11 @@ START_TEST(test_cache_tidy)
 {
 	static const char *const hex =
 	    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
-	char *dir = tu_mkdtemp(), *bin, *self, *p, *name, *tmp, *link;
+	static const char scripts[] = { '1', '2', '3', '9' };
+	char *dir = tu_mkdtemp(), *bin, *self, *p, *name, *tmp, *link, *pyc, *sname;
 	struct stat st;
-	size_t len;
+	size_t len, i;
+	int gone;
 
 	bin = tu_read(agent_bin(), &len);
 	ck_assert_ptr_nonnull(bin);
@@ -1627,8 +1638,44 @@ START_TEST(test_cache_tidy)
 	link = xasprintf("%s/%s", dir, name);
 	ck_assert_int_eq(symlink("/nonexistent", link), 0);
 	age(link, 400);
+	/*
+	 * Scripts and their bytecode: of a version removed now (2) or gone
+	 * before (9) they go, of a kept one (3) and its own (1) they stay.
+	 */
+	pyc = xasprintf("%s/__pycache__", dir);
+	ck_assert_int_eq(mkdir(pyc, 0755), 0);
+	for (i = 0; i < sizeof(scripts) / sizeof(scripts[0]); i++) {
+		sname = xasprintf("envctl-agent-%.63s%c.probe.py", hex,
+		    scripts[i]);
+		MAKE(sname, 0);
+		free(sname);
+		sname = xasprintf("envctl-agent-%.63s%c.probe.cpython-311.pyc",
+		    hex, scripts[i]);
+		free(tu_writes(pyc, sname, "x"));
+		free(sname);
+	}
+	tmp = xasprintf(".envctl-agent-%.63s3.server.py.tmp-a1b2c3d4e5f6",
+	    hex);
+	MAKE(tmp, 2);			/* a dead script temp: goes */
+	free(tmp);
+	MAKE("envctl-agent-notes.probe.py", 400);	/* no agent name */
 
 	run_empty(self);
+	for (i = 0; i < sizeof(scripts) / sizeof(scripts[0]); i++) {
+		gone = scripts[i] == '2' || scripts[i] == '9';
+		sname = xasprintf("envctl-agent-%.63s%c.probe.py", hex,
+		    scripts[i]);
+		ck_assert_msg(exists(dir, sname) == !gone, "%s", sname);
+		free(sname);
+		sname = xasprintf("envctl-agent-%.63s%c.probe.cpython-311.pyc",
+		    hex, scripts[i]);
+		ck_assert_msg(exists(pyc, sname) == !gone, "%s", sname);
+		free(sname);
+	}
+	ck_assert(!exists(dir, ".envctl-agent-0123456789abcdef0123456789abc"
+	    "def0123456789abcdef0123456789abcde3.server.py.tmp-a1b2c3d4e5f6"));
+	ck_assert(exists(dir, "envctl-agent-notes.probe.py"));
+	free(pyc);
 	ck_assert_int_eq(stat(self, &st), 0);
 	ck_assert_msg(time(NULL) - st.st_mtime < 600, "own mtime not renewed");
 	ck_assert(!exists(dir, "envctl-agent-0123456789abcdef0123456789abcdef"
@@ -1665,6 +1712,153 @@ START_TEST(test_cache_tidy)
 }
 END_TEST
 
+/* The name in dir that starts with prefix and ends with suffix, or NULL. */
+static char *
+find_name(const char *dir, const char *prefix, const char *suffix)
+{
+	size_t np = strlen(prefix), ns = strlen(suffix), n;
+	struct dirent *de;
+	char *found = NULL;
+	DIR *dp;
+
+	if ((dp = opendir(dir)) == NULL)
+		return NULL;
+	while (found == NULL && (de = readdir(dp)) != NULL) {
+		n = strlen(de->d_name);
+		if (n >= np + ns && strncmp(de->d_name, prefix, np) == 0 &&
+		    strcmp(de->d_name + n - ns, suffix) == 0)
+			found = xstrdup(de->d_name);
+	}
+	closedir(dp);
+	return found;
+}
+
+/* dir/AGENT_CACHED_NAME.name.py holds a script that starts with head. */
+static void
+assert_script(const char *dir, const char *name, const char *head)
+{
+	char *path = xasprintf("%s/" AGENT_CACHED_NAME ".%s.py", dir, name);
+	struct stat st;
+	size_t len;
+	char *text;
+
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	ck_assert_int_eq(st.st_mode & 07777, 0600);
+	ck_assert_int_eq(st.st_uid, geteuid());
+	text = tu_read(path, &len);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_msg(strncmp(text, head, strlen(head)) == 0, "%s starts "
+	    "with '%.40s'", path, text);
+	free(text);
+	free(path);
+}
+
+/* The probe of seed-working through the agent as it is set up now. */
+static void
+probe_working(void)
+{
+	struct pyenv e;
+	json_t *reply;
+
+	pyenv_fixture(&e, "seed-working.sitecustomize.py");
+	reply = ask(read_req(e.interp, NULL));
+	assert_ok(reply);
+	ck_assert_str_eq(json_string_value(json_object_get(jget(reply,
+	    "probe.values"), "NCCL_PROTO")), "LL");
+	ck_assert_str_eq(jstr(reply, "probe.imported"), e.site);
+	json_decref(reply);
+	pyenv_release(&e);
+}
+
+/*
+ * Run from its cache, the agent keeps the probe as a file there, and the
+ * fork server's script once a server starts; Python keeps their bytecode
+ * in __pycache__ beside them.
+ */
+START_TEST(test_cache_scripts)
+{
+	const char *dir;
+	char *pyc, *name;
+
+	agent_cache();
+	dir = agent_cache_dir();
+	pyc = xasprintf("%s/__pycache__", dir);
+	probe_working();
+	assert_script(dir, "probe", "import sys, os\ndef _envctl_probe():");
+	ck_assert(!exists(dir, AGENT_CACHED_NAME ".server.py"));
+	name = find_name(pyc, AGENT_CACHED_NAME ".probe.", ".pyc");
+	ck_assert_msg(name != NULL, "no bytecode of the probe in %s", pyc);
+	free(name);
+
+	forked = 1;
+	probe_working();
+	assert_script(dir, "server",
+	    "import sys, os\ndef _envctl_child(");
+	name = find_name(pyc, AGENT_CACHED_NAME ".server.", ".pyc");
+	ck_assert_msg(name != NULL, "no bytecode of the server in %s", pyc);
+	free(name);
+	/* Served from that bytecode next time, with the same outcome. */
+	probe_working();
+	free(pyc);
+	agent_uncache();
+}
+END_TEST
+
+/*
+ * A script file that differs from the agent's (damaged, or a crash mid
+ * write) is written again, and bytecode kept for it is removed: only its
+ * own, never another version's.
+ */
+START_TEST(test_cache_script_damaged)
+{
+	static const char other[] = "envctl-agent-"
+	    "1123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	    ".probe.cpython-19.pyc";
+	const char *dir;
+	char *pyc;
+
+	agent_cache();
+	dir = agent_cache_dir();
+	free(tu_writes(dir, AGENT_CACHED_NAME ".probe.py",
+	    "raise SystemExit(3)\n"));
+	pyc = xasprintf("%s/__pycache__", dir);
+	ck_assert_int_eq(mkdir(pyc, 0755), 0);
+	free(tu_writes(pyc, AGENT_CACHED_NAME ".probe.cpython-19.pyc", "x"));
+	free(tu_writes(pyc, other, "x"));
+
+	probe_working();
+	assert_script(dir, "probe", "import sys, os\ndef _envctl_probe():");
+	ck_assert(!exists(pyc, AGENT_CACHED_NAME ".probe.cpython-19.pyc"));
+	ck_assert(exists(pyc, other));
+	free(pyc);
+	agent_uncache();
+}
+END_TEST
+
+/* root running a user's cache (through sudo) leaves no files of its own. */
+START_TEST(test_cache_other_owner)
+{
+	char *self;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "check_agent: test_cache_other_owner needs "
+		    "root, skipped\n");
+		return;
+	}
+	agent_cache();
+	self = xasprintf("%s/" AGENT_CACHED_NAME, agent_cache_dir());
+	ck_assert_int_eq(chown(self, 65534, 65534), 0);
+	forked = 1;
+	probe_working();
+	ck_assert(!exists(agent_cache_dir(), AGENT_CACHED_NAME ".probe.py"));
+	ck_assert(!exists(agent_cache_dir(), AGENT_CACHED_NAME ".server.py"));
+	ck_assert(!exists(agent_cache_dir(), "__pycache__"));
+	free(self);
+	agent_uncache();
+}
+END_TEST
+
 static void
 add_probe_tests(TCase *tc)
 {
@@ -1693,6 +1887,8 @@ main(void)
 	TCase *rd = tcase_create("read");
 	TCase *pr = tcase_create("probe");
 	TCase *prf = tcase_create("probe-forked");
+	TCase *prc = tcase_create("probe-cached");
+	TCase *prfc = tcase_create("probe-forked-cached");
 	SRunner *sr;
 	int failed;
 
@@ -1706,6 +1902,9 @@ main(void)
 	tcase_add_test(proto, test_pipelined);
 	tcase_add_test(proto, test_sigterm);
 	tcase_add_test(proto, test_cache_tidy);
+	tcase_add_test(proto, test_cache_scripts);
+	tcase_add_test(proto, test_cache_script_damaged);
+	tcase_add_test(proto, test_cache_other_owner);
 	tcase_add_test(rd, test_read_explicit);
 	tcase_add_test(rd, test_read_missing);
 	tcase_add_test(rd, test_read_chain);
@@ -1721,10 +1920,16 @@ main(void)
 	tcase_add_test(pr, test_fork_server_hangs);
 	add_probe_tests(prf);
 	tcase_add_checked_fixture(prf, set_forked, NULL);
+	add_probe_tests(prc);
+	tcase_add_checked_fixture(prc, agent_cache, agent_uncache);
+	add_probe_tests(prfc);
+	tcase_add_checked_fixture(prfc, set_forked_cached, agent_uncache);
 	suite_add_tcase(s, proto);
 	suite_add_tcase(s, rd);
 	suite_add_tcase(s, pr);
 	suite_add_tcase(s, prf);
+	suite_add_tcase(s, prc);
+	suite_add_tcase(s, prfc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);

@@ -2039,11 +2039,30 @@ START_TEST(test_bad_args)
 }
 END_TEST
 
+static void
+add_apply_tests(TCase *tc)
+{
+	tcase_add_test(tc, test_apply_converges);
+	tcase_add_test(tc, test_apply_plain_file);
+	tcase_add_test(tc, test_cas);
+	tcase_add_test(tc, test_validate_fails);
+	tcase_add_test(tc, test_validate_stale);
+	tcase_add_test(tc, test_validate_wrapper);
+	tcase_add_test(tc, test_validate_fails_forked);
+	tcase_add_test(tc, test_verify_by_server);
+	tcase_add_test(tc, test_verify_restores);
+	tcase_add_test(tc, test_absent);
+	tcase_add_test(tc, test_absent_owner);
+	tcase_add_test(tc, test_pycache);
+	tcase_add_test(tc, test_bad_args);
+}
+
 int
 main(void)
 {
 	Suite *s = suite_create("agent_apply");
 	TCase *ap = tcase_create("apply");
+	TCase *apc = tcase_create("apply-cached");
 	TCase *fs = tcase_create("filesystems");
 	TCase *fa = tcase_create("faults");
 	TCase *lk = tcase_create("lock");
@@ -2051,19 +2070,10 @@ main(void)
 	SRunner *sr;
 	int failed;
 
-	tcase_add_test(ap, test_apply_converges);
-	tcase_add_test(ap, test_apply_plain_file);
-	tcase_add_test(ap, test_cas);
-	tcase_add_test(ap, test_validate_fails);
-	tcase_add_test(ap, test_validate_stale);
-	tcase_add_test(ap, test_validate_wrapper);
-	tcase_add_test(ap, test_validate_fails_forked);
-	tcase_add_test(ap, test_verify_by_server);
-	tcase_add_test(ap, test_verify_restores);
-	tcase_add_test(ap, test_absent);
-	tcase_add_test(ap, test_absent_owner);
-	tcase_add_test(ap, test_pycache);
-	tcase_add_test(ap, test_bad_args);
+	add_apply_tests(ap);
+	/* Again with the agent run from a cache: its scripts are files. */
+	add_apply_tests(apc);
+	tcase_add_checked_fixture(apc, agent_cache, agent_uncache);
 	tcase_add_test(fs, test_enospc);
 	tcase_add_test(fs, test_erofs);
 	tcase_add_test(fa, test_faults);
@@ -2076,6 +2086,7 @@ main(void)
 	tcase_add_test(bk, test_rollback_nothing);
 	tcase_add_test(bk, test_backups_list);
 	suite_add_tcase(s, ap);
+	suite_add_tcase(s, apc);
 	suite_add_tcase(s, fs);
 	suite_add_tcase(s, fa);
 	suite_add_tcase(s, lk);
