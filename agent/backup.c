@@ -116,10 +116,15 @@ backup_open(struct backup_store *bs, const char *root, const char *real,
 		rlen--;
 	bs->dir = xasprintf("%.*s%s", rlen == 1 ? 0 : (int)rlen, root,
 	    real);
-	if (create && (r = backup_mkdirs(bs->dir, err)) != 0)
-		return r;
 	bs->fd = open(bs->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC);
+	/* Made on first use only: every later change finds it at once. */
+	if (bs->fd == -1 && (errno == ENOENT || errno == ENOTDIR) && create) {
+		if ((r = backup_mkdirs(bs->dir, err)) != 0)
+			return r;
+		bs->fd = open(bs->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC);
+	}
 	if (bs->fd == -1) {
 		if (!create && (errno == ENOENT || errno == ENOTDIR))
 			return 0;

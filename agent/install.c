@@ -165,6 +165,34 @@ random_bits(void)
 	    (unsigned long long)ts.tv_sec;
 }
 
+/*
+ * Python takes a timestamp .pyc as current when the source has the mtime
+ * (in whole seconds) and the size it recorded.  When the file being
+ * replaced has the temp's size and mtime second, the temp gets the next
+ * second: no bytecode of the old file can pass for the new one, even if
+ * a crash undoes install_drop_pycache()'s unlink or comes before it.
+ */
+static int
+newer_mtime(const struct install_dir *d, int fd, const struct stat *st,
+    struct err *err)
+{
+	struct timespec ts[2];
+	struct stat old;
+
+	if (fstatat(d->fd, d->base, &old, AT_SYMLINK_NOFOLLOW) == -1 ||
+	    !S_ISREG(old.st_mode) || old.st_size != st->st_size ||
+	    old.st_mtim.tv_sec != st->st_mtim.tv_sec)
+		return 0;
+	ts[0].tv_sec = 0;
+	ts[0].tv_nsec = UTIME_OMIT;
+	ts[1].tv_sec = old.st_mtim.tv_sec + 1;
+	ts[1].tv_nsec = 0;
+	if (futimens(fd, ts) == -1)
+		return err_errno(err, ENVCTL_ESYS, errno, "cannot set the "
+		    "modification time of a temp file beside '%s'", d->real);
+	return 0;
+}
+
 int
 install_replace(const struct install_dir *d, const void *data, size_t len,
     mode_t mode, uid_t uid, gid_t gid, const char *fault, int *renamed,
@@ -214,6 +242,8 @@ install_replace(const struct install_dir *d, const void *data, size_t len,
 		    "'%s' the mode %04o", d->real, (unsigned)(mode & 07777));
 		goto fail;
 	}
+	if ((r = newer_mtime(d, fd, &st, err)) != 0)
+		goto fail;
 	if (fsync(fd) == -1) {
 		r = err_errno(err, ENVCTL_ESYS, errno,
 		    "cannot sync a temp file beside '%s'", d->real);
@@ -304,8 +334,10 @@ install_drop_pycache(const char *path)
 		}
 		closedir(dp);
 	}
-	if (n > 0)
-		fsync(dfd);
+	/*
+	 * No fsync: an unlink lost in a crash leaves bytecode that no longer
+	 * matches the file (install_replace gave it another mtime or size).
+	 */
 	close(dfd);
 out:
 	free(dir);

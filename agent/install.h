@@ -3,8 +3,10 @@
  *
  * Everything goes through a descriptor of the real target's directory: a
  * temp file ".BASE.envctl-tmp.PID.RAND" is made there (O_EXCL, O_NOFOLLOW,
- * 0600), written, given the owner and mode, fsynced and renamed over BASE;
- * then the directory is fsynced.  Until the rename the target is untouched
+ * 0600), written, given the owner and mode (and a newer mtime when it
+ * would share the old file's size and mtime second: see
+ * install_drop_pycache), fsynced and renamed over BASE; then the directory
+ * is fsynced.  Until the rename the target is untouched
  * and a failure unlinks the temp.  Callers hold the target's lock (lock.h),
  * so a temp of that pattern found by install_clean_temps() is stale.  The
  * test-only fault points (ENVCTL_FAULTS builds) are declared here too.
@@ -63,9 +65,10 @@ int	install_remove(const struct install_dir *d, const char *fault,
 /*
  * Removes the bytecode Python cached for the module file at path: the
  * "STEM.*.pyc" in the __pycache__ beside it (STEM: the name without
- * ".py").  Python checks a .pyc only against the source's mtime (whole
- * seconds) and size, so it could run the old code.  Best effort: returns
- * how many went; a .pyc that stays is caught by verification.
+ * ".py").  Python checks a timestamp .pyc only against the source's mtime
+ * (whole seconds) and size, which install_replace() makes differ, and an
+ * unchecked-hash .pyc not at all.  Best effort, not fsynced: returns how
+ * many went; a .pyc that stays is caught by verification.
  */
 size_t	install_drop_pycache(const char *path);
 

@@ -107,10 +107,14 @@ record(int fd, const char *controller)
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	line = xasprintf("pid=%ld controller=%s time=%s\n", (long)getpid(),
 	    controller, when);
-	if (ftruncate(fd, 0) == 0)
-		while ((n = pwrite(fd, line, strlen(line), 0)) == -1 &&
-		    errno == EINTR)
-			;
+	/*
+	 * Over the old text, then cut to length: truncating to 0 first would
+	 * free the file's block and allocate it again, on a disk each time.
+	 */
+	while ((n = pwrite(fd, line, strlen(line), 0)) == -1 && errno == EINTR)
+		;
+	if (n >= 0 && ftruncate(fd, n) == -1)
+		n = -1;		/* a longer old text stays; it is harmless */
 	free(line);
 }
 

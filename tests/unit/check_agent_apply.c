@@ -1199,6 +1199,48 @@ START_TEST(test_pycache)
 }
 END_TEST
 
+/*
+ * A new file of the old size installed in the old file's mtime second
+ * gets the next second, so that no timestamp .pyc of the old file can
+ * pass Python's check (mtime second and size) even if its unlink is lost.
+ * An apply that ends in another second proves nothing: up to 5 tries.
+ */
+START_TEST(test_same_second_mtime)
+{
+	struct timespec ts[2];
+	struct site s;
+	struct stat st;
+	json_t *reply;
+	char *rev[2];
+	int i, tried = 0;
+	time_t t;
+
+	rev[0] = good_file(1);
+	rev[1] = good_file(2);
+	site_init(&s, rev[0], 0);
+	for (i = 1; i <= 5 && !tried; i++) {
+		ck_assert_int_eq(clock_gettime(CLOCK_REALTIME, &ts[1]), 0);
+		t = ts[1].tv_sec;
+		ts[1].tv_nsec = 0;
+		ts[0] = ts[1];
+		ck_assert_int_eq(utimensat(AT_FDCWD, s.real, ts, 0), 0);
+		reply = ask(apply_req(&s, rev[i % 2]));
+		assert_ok(reply);
+		ck_assert(jbool(reply, "changed"));
+		json_decref(reply);
+		if (time(NULL) != t)
+			continue;
+		tried = 1;
+		ck_assert_int_eq(stat(s.real, &st), 0);
+		ck_assert_int_eq(st.st_mtim.tv_sec, t + 1);
+	}
+	ck_assert_msg(tried, "no apply within one second in 5 tries");
+	site_release(&s);
+	free(rev[0]);
+	free(rev[1]);
+}
+END_TEST
+
 /* ---- ENOSPC and EROFS on a tmpfs of our own ---- */
 
 /* Puts a tiny tmpfs on the site's directory, in a private namespace. */
@@ -2054,6 +2096,7 @@ add_apply_tests(TCase *tc)
 	tcase_add_test(tc, test_absent);
 	tcase_add_test(tc, test_absent_owner);
 	tcase_add_test(tc, test_pycache);
+	tcase_add_test(tc, test_same_second_mtime);
 	tcase_add_test(tc, test_bad_args);
 }
 
