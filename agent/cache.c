@@ -213,6 +213,15 @@ write_script(const struct cache *c, const char *file, const char *text,
 }
 
 const char *
+cache_dir(struct cache *c)
+{
+	if (!c->looked)
+		cache_find(c);
+	/* root running a user's cache: its files would be root's. */
+	return c->dfd != -1 && c->uid == geteuid() ? c->dir : NULL;
+}
+
+const char *
 cache_script(struct cache *c, const char *name, const char *text)
 {
 	struct cache_script *s = NULL;
@@ -220,10 +229,7 @@ cache_script(struct cache *c, const char *name, const char *text)
 	char *file, *stem;
 	int same;
 
-	if (!c->looked)
-		cache_find(c);
-	/* root running a user's cache: its files would be root's. */
-	if (c->dfd == -1 || c->uid != geteuid())
+	if (cache_dir(c) == NULL)
 		return NULL;
 	for (i = 0; i < CACHE_SCRIPTS && s == NULL; i++) {
 		if (c->scripts[i].name == NULL)

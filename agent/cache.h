@@ -72,6 +72,11 @@ struct cache {
 const char	*cache_script(struct cache *c, const char *name,
 		    const char *text);
 /*
+ * The cache directory when the agent runs from it as its owner (the
+ * condition for scripts), else NULL; borrowed from c.
+ */
+const char	*cache_dir(struct cache *c);
+/*
  * Puts the arguments that run script name at argv[k]: CACHE_SCRIPT_BOOT
  * and its file, or text itself (with -c before them) when there is no
  * file or c is NULL.  Returns the next free index; argv needs room for 2.

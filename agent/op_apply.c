@@ -12,6 +12,7 @@
 
 #include "account.h"
 #include "backup.h"
+#include "cache.h"
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/proto.h"
@@ -609,31 +610,48 @@ remove_stale_validations(const char *tmpdir)
 }
 
 /*
+ * A new private directory in parent ("envctl-validate.PID.XXXXXX"), after
+ * removing dead agents' ones there; NULL with errno set.
+ */
+static char *
+validation_dir(const char *parent)
+{
+	char *tmpl;
+
+	remove_stale_validations(parent);
+	tmpl = xasprintf("%s/envctl-validate.%ld.XXXXXX", parent,
+	    (long)getpid());
+	if (mkdtemp(tmpl) != NULL)
+		return tmpl;
+	free(tmpl);
+	return NULL;
+}
+
+/*
  * Runs the candidate as sitecustomize.py from a private directory put
- * first on PYTHONPATH.  ENVCTL_EVERIFY when it fails, is not the module
- * imported or gives other values; *vj gets what the run showed.
+ * first on PYTHONPATH: in the agent's cache when it has one (a few
+ * entries to look through for dead agents' directories, where $TMPDIR may
+ * hold thousands), else in $TMPDIR.  ENVCTL_EVERIFY when it fails, is not
+ * the module imported or gives other values; *vj gets what the run showed.
  */
 static int
 validate(json_t **vj, struct change *c, struct err *err)
 {
-	const char *tmpdir = getenv("TMPDIR");
+	const char *tmpdir = getenv("TMPDIR"), *cdir;
 	struct probe p;
-	char *tmpl, *dir = NULL, *file = NULL, *env[3] = { NULL }, *why;
-	char *imp = NULL;
+	char *tmpl = NULL, *dir = NULL, *file = NULL, *env[3] = { NULL };
+	char *imp = NULL, *why;
 	int r = 0;
 
 	memset(&p, 0, sizeof(p));
 	buf_init(&p.errtext, 0);
 	if (tmpdir == NULL || tmpdir[0] != '/')
 		tmpdir = "/tmp";
-	remove_stale_validations(tmpdir);
-	tmpl = xasprintf("%s/envctl-validate.%ld.XXXXXX", tmpdir,
-	    (long)getpid());
-	if (mkdtemp(tmpl) == NULL) {
+	if (c->ctx->cache != NULL && (cdir = cache_dir(c->ctx->cache)) != NULL)
+		tmpl = validation_dir(cdir);
+	if (tmpl == NULL && (tmpl = validation_dir(tmpdir)) == NULL) {
 		r = err_errno(err, ENVCTL_ESYS, errno, "cannot make a "
 		    "directory to validate the new file in '%s'", tmpdir);
-		free(tmpl);
-		tmpl = NULL;
 		goto out;
 	}
 	if ((dir = realpath(tmpl, NULL)) == NULL)

@@ -292,6 +292,16 @@ site_release(struct site *s)
 	free(s->old_tmpdir);
 }
 
+/*
+ * Where the agent makes its validation directories: its cache when it
+ * runs from one (the "apply-cached" case), else $TMPDIR.
+ */
+static const char *
+validation_parent(const struct site *s)
+{
+	return agent_cache_dir() != NULL ? agent_cache_dir() : s->tmp;
+}
+
 /* Nothing of an apply is left where it should not be. */
 static void
 assert_no_leftovers(const struct site *s)
@@ -301,6 +311,9 @@ assert_no_leftovers(const struct site *s)
 	*strrchr(dir, '/') = '\0';
 	ck_assert_int_eq(count_entries(dir, ".envctl-tmp."), 0);
 	ck_assert_int_eq(count_entries(s->tmp, ""), 0);
+	if (agent_cache_dir() != NULL)
+		ck_assert_int_eq(count_entries(agent_cache_dir(),
+		    "envctl-validate."), 0);
 	free(dir);
 }
 
@@ -885,9 +898,10 @@ START_TEST(test_validate_stale)
 	if ((dead = fork()) == 0)
 		_exit(0);
 	ck_assert_int_eq(waitpid(dead, &st, 0), dead);
-	stale = xasprintf("%s/envctl-validate.%ld.AbC123", s.tmp, (long)dead);
-	live = xasprintf("%s/envctl-validate.%ld.AbC123", s.tmp,
-	    (long)getpid());
+	stale = xasprintf("%s/envctl-validate.%ld.AbC123",
+	    validation_parent(&s), (long)dead);
+	live = xasprintf("%s/envctl-validate.%ld.AbC123",
+	    validation_parent(&s), (long)getpid());
 	ck_assert_int_eq(mkdir(stale, 0700), 0);
 	ck_assert_int_eq(mkdir(live, 0700), 0);
 	free(tu_writes(stale, "sitecustomize.py", "secret = 1\n"));
@@ -901,6 +915,38 @@ START_TEST(test_validate_stale)
 	site_release(&s);
 	free(stale);
 	free(live);
+}
+END_TEST
+
+/*
+ * The candidate is validated from a new directory in the agent's cache
+ * when it runs from one, else in $TMPDIR (missing: the cache serves), and
+ * the directory is gone afterwards.  The candidate tells where it ran.
+ */
+START_TEST(test_validate_where)
+{
+	const char *where;
+	struct site s;
+	json_t *reply;
+	char *prefix;
+
+	site_init(&s, "import os\n", 0);
+	prefix = xasprintf("%s/envctl-validate.", validation_parent(&s));
+	if (agent_cache_dir() != NULL)
+		setenv("TMPDIR", "/nonexistent/envctl-tmp", 1);
+	reply = ask(apply_req(&s, "import os\nos.environ['NCCL_PROTO'] = "
+	    "os.path.dirname(__file__)\n"));
+	setenv("TMPDIR", s.tmp, 1);
+	ck_assert_str_eq(jstr(reply, "detail.stage"), "validate");
+	where = jstr(reply, "detail.verify.values.NCCL_PROTO");
+	ck_assert_msg(strncmp(where, prefix, strlen(prefix)) == 0,
+	    "validated in '%s', not in '%s*'", where, prefix);
+	assert_absent(where);
+	json_decref(reply);
+	assert_file(s.real, "import os\n", 10);
+	assert_no_leftovers(&s);
+	site_release(&s);
+	free(prefix);
 }
 END_TEST
 
@@ -936,19 +982,22 @@ START_TEST(test_validate_wrapper)
 	json_decref(reply);
 	assert_no_leftovers(&s);
 
-	/* No place for the candidate (unless the agent itself cannot start
-	 * so, as under valgrind, which needs $TMPDIR too). */
+	/*
+	 * No place for the candidate (unless the agent itself cannot start
+	 * so, as under valgrind, which needs $TMPDIR too).  An agent run
+	 * from its cache validates there instead: test_validate_where.
+	 */
 	setenv("TMPDIR", "/nonexistent/envctl-tmp", 1);
 	reply = ask_bin(agent_bin(), json_pack("{s:s,s:i,s:i}", "op",
 	    "hello", "id", 1, "protocol", 1), &status);
 	json_decref(reply);
-	if (status == 0) {
+	if (status == 0 && agent_cache_dir() == NULL) {
 		reply = ask(apply_req(&s, good));
 		assert_fail(reply, "ESYS", "cannot make a directory to "
 		    "validate the new file in '/nonexistent/envctl-tmp': No "
 		    "such file or directory");
 		json_decref(reply);
-	} else
+	} else if (status != 0)
 		fprintf(stderr, "check_agent_apply: %s does not start with "
 		    "TMPDIR missing, skipped that case\n", agent_bin());
 	setenv("TMPDIR", s.tmp, 1);
@@ -2089,6 +2138,7 @@ add_apply_tests(TCase *tc)
 	tcase_add_test(tc, test_cas);
 	tcase_add_test(tc, test_validate_fails);
 	tcase_add_test(tc, test_validate_stale);
+	tcase_add_test(tc, test_validate_where);
 	tcase_add_test(tc, test_validate_wrapper);
 	tcase_add_test(tc, test_validate_fails_forked);
 	tcase_add_test(tc, test_verify_by_server);
