@@ -180,6 +180,9 @@ same_script(const struct cache *c, const char *file, const char *text,
 		r = n == (ssize_t)len && memcmp(data, text, len) == 0;
 		free(data);
 	}
+	/* Used: cache_tidy() leaves it alone for a day (see tidy_scripts). */
+	if (r == 1 && time(NULL) - st.st_mtime > DAY)
+		futimens(fd, NULL);
 	close(fd);
 	return r;
 }
@@ -273,13 +276,18 @@ cache_script_args(char **argv, size_t k, struct cache *c, const char *name,
 	return k;
 }
 
-/* Removes the scripts, and their bytecode, of versions that are gone. */
+/*
+ * Removes the scripts, and their bytecode, of versions that are gone.  A
+ * script written or used within a day is kept: an old version that is
+ * running while another session removes its agent file still needs it.
+ */
 static void
 tidy_scripts(struct cache *c, DIR *dp)
 {
 	struct dirent *de;
 	struct stat st;
 	char agent[AGENT_LEN + 1], *stem;
+	time_t now = time(NULL);
 	size_t len;
 
 	rewinddir(dp);
@@ -291,7 +299,8 @@ tidy_scripts(struct cache *c, DIR *dp)
 		agent[AGENT_LEN] = '\0';
 		if (fstatat(dirfd(dp), agent, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
 		    errno != ENOENT ||
-		    !owned_file(dirfd(dp), de->d_name, c->uid, &st))
+		    !owned_file(dirfd(dp), de->d_name, c->uid, &st) ||
+		    now - st.st_mtime <= DAY)
 			continue;
 		if (unlinkat(dirfd(dp), de->d_name, 0) == 0) {
 			stem = xstrndup(de->d_name, len - 3);

@@ -22,7 +22,8 @@
  * with every envctl release: it marks its own file used (its mtime, at
  * most once a day), then removes the other versions not used for
  * CACHE_KEEP_DAYS, the scripts (and their bytecode) of versions that are
- * gone, and temps older than a day.  It touches only regular files of
+ * gone and that were not used for a day (a session marks its scripts used,
+ * at most once a day), and temps older than a day.  It touches only regular files of
  * exactly those name forms that belong to the owner of its own file.
  * Best effort and silent.  One struct cache per process, from main().
  */

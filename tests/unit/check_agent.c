@@ -1594,7 +1594,7 @@ START_TEST(test_cache_tidy)
 {
 	static const char *const hex =
 	    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
-	static const char scripts[] = { '1', '2', '3', '9' };
+	static const char scripts[] = { '1', '2', '3', '9', 'a' };
 	char *dir = tu_mkdtemp(), *bin, *self, *p, *name, *tmp, *link, *pyc, *sname;
 	struct stat st;
 	size_t len, i;
@@ -1639,15 +1639,16 @@ START_TEST(test_cache_tidy)
 	ck_assert_int_eq(symlink("/nonexistent", link), 0);
 	age(link, 400);
 	/*
-	 * Scripts and their bytecode: of a version removed now (2) or gone
-	 * before (9) they go, of a kept one (3) and its own (1) they stay.
+	 * Scripts and their bytecode, unused for two days: of a version
+	 * removed now (2) or gone before (9) they go, of a kept one (3) and
+	 * its own (1) they stay; of a gone one used today (a), they stay.
 	 */
 	pyc = xasprintf("%s/__pycache__", dir);
 	ck_assert_int_eq(mkdir(pyc, 0755), 0);
 	for (i = 0; i < sizeof(scripts) / sizeof(scripts[0]); i++) {
 		sname = xasprintf("envctl-agent-%.63s%c.probe.py", hex,
 		    scripts[i]);
-		MAKE(sname, 0);
+		MAKE(sname, scripts[i] == 'a' ? 0 : 2);
 		free(sname);
 		sname = xasprintf("envctl-agent-%.63s%c.probe.cpython-311.pyc",
 		    hex, scripts[i]);
@@ -1779,6 +1780,7 @@ probe_working(void)
 START_TEST(test_cache_scripts)
 {
 	const char *dir;
+	struct stat st;
 	char *pyc, *name;
 
 	agent_cache();
@@ -1798,8 +1800,16 @@ START_TEST(test_cache_scripts)
 	name = find_name(pyc, AGENT_CACHED_NAME ".server.", ".pyc");
 	ck_assert_msg(name != NULL, "no bytecode of the server in %s", pyc);
 	free(name);
-	/* Served from that bytecode next time, with the same outcome. */
+	/*
+	 * Served from that bytecode next time, with the same outcome; a
+	 * script used again after a day is marked used (cache_tidy).
+	 */
+	name = xasprintf("%s/" AGENT_CACHED_NAME ".probe.py", dir);
+	age(name, 3);
 	probe_working();
+	ck_assert_int_eq(stat(name, &st), 0);
+	ck_assert_msg(time(NULL) - st.st_mtime < 600, "script not marked used");
+	free(name);
 	free(pyc);
 	agent_uncache();
 }
