@@ -23,9 +23,10 @@
  * most once a day), then removes the other versions not used for
  * CACHE_KEEP_DAYS, the scripts (and their bytecode) of versions that are
  * gone and that were not used for a day (a session marks its scripts used,
- * at most once a day), and temps older than a day.  It touches only regular files of
- * exactly those name forms that belong to the owner of its own file.
- * Best effort and silent.  One struct cache per process, from main().
+ * at most once a day), and temps older than a day.  It touches only
+ * regular files of exactly those name forms that belong to the owner of
+ * its own file.  Best effort and silent.  One struct cache per process,
+ * from main().
  */
 #ifndef ENVCTL_AGENT_CACHE_H
 #define ENVCTL_AGENT_CACHE_H
@@ -39,15 +40,16 @@
 /*
  * `INTERP -c CACHE_SCRIPT_BOOT FILE ARG...` runs FILE as `-c` would run
  * its text, with sys.argv ['-c', ARG...].  Python 3.3+ takes the bytecode
- * from __pycache__; older ones (no _frozen_importlib) compile the file.
+ * from __pycache__; others (no SourceFileLoader there) compile the file.
  */
-#define CACHE_SCRIPT_BOOT						\
-	"import sys\n"							\
-	"p = sys.argv.pop(1)\n"						\
-	"m = (sys.modules.get('_frozen_importlib_external') or\n"	\
-	"     sys.modules.get('_frozen_importlib'))\n"			\
-	"exec(m.SourceFileLoader('__main__', p).get_code('__main__') if m "\
-	"else\n     compile(open(p).read(), p, 'exec'))\n"
+#define CACHE_SCRIPT_BOOT \
+	"import sys\n" \
+	"p = sys.argv.pop(1)\n" \
+	"l = getattr(sys.modules.get('_frozen_importlib_external') or\n" \
+	"            sys.modules.get('_frozen_importlib'),\n" \
+	"            'SourceFileLoader', None)\n" \
+	"exec(l('__main__', p).get_code('__main__') if l else\n" \
+	"     compile(open(p).read(), p, 'exec'))\n"
 
 struct cache_script {
 	const char	*name;	/* NULL: a free slot */

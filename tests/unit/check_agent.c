@@ -1595,7 +1595,8 @@ START_TEST(test_cache_tidy)
 	static const char *const hex =
 	    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 	static const char scripts[] = { '1', '2', '3', '9', 'a' };
-	char *dir = tu_mkdtemp(), *bin, *self, *p, *name, *tmp, *link, *pyc, *sname;
+	char *dir = tu_mkdtemp(), *bin, *self, *p, *name, *tmp, *link, *pyc;
+	char *sname;
 	struct stat st;
 	size_t len, i;
 	int gone;
