@@ -40,16 +40,19 @@
 /*
  * `INTERP -c CACHE_SCRIPT_BOOT FILE ARG...` runs FILE as `-c` would run
  * its text, with sys.argv ['-c', ARG...].  Python 3.3+ takes the bytecode
- * from __pycache__; others (no SourceFileLoader there) compile the file.
+ * from __pycache__; others (no SourceFileLoader there), and any bytecode
+ * that cannot be loaded (damaged by a crash), compile the file.
  */
 #define CACHE_SCRIPT_BOOT \
 	"import sys\n" \
 	"p = sys.argv.pop(1)\n" \
-	"l = getattr(sys.modules.get('_frozen_importlib_external') or\n" \
-	"            sys.modules.get('_frozen_importlib'),\n" \
-	"            'SourceFileLoader', None)\n" \
-	"exec(l('__main__', p).get_code('__main__') if l else\n" \
-	"     compile(open(p).read(), p, 'exec'))\n"
+	"try:\n" \
+	"    c = (sys.modules.get('_frozen_importlib_external') or\n" \
+	"         sys.modules.get('_frozen_importlib')).SourceFileLoader(\n" \
+	"        '__main__', p).get_code('__main__')\n" \
+	"except Exception:\n" \
+	"    c = compile(open(p).read(), p, 'exec')\n" \
+	"exec(c)\n"
 
 struct cache_script {
 	const char	*name;	/* NULL: a free slot */

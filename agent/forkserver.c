@@ -28,7 +28,8 @@
 
 /*
  * The server: argv[1] is the script each child runs, its text or the
- * absolute path of its file (cache.h), run as CACHE_SCRIPT_BOOT runs one.
+ * absolute path of its file (cache.h), loaded as CACHE_SCRIPT_BOOT loads
+ * one.
  * It talks over fd 0
  * (SOCK_SEQPACKET, one message each): "ready\0E\0NAME=value..." (E:
  * sys.flags.ignore_environment, then its environment, to tell whether a
@@ -113,7 +114,11 @@ static const char server[] =
     "    if a[:1] == '/':\n"
     "        m = (sys.modules.get('_frozen_importlib_external') or\n"
     "             sys.modules['_frozen_importlib'])\n"
-    "        code = m.SourceFileLoader('__main__', a).get_code('__main__')\n"
+    "        try:\n"
+    "            code = m.SourceFileLoader('__main__', a)\n"
+    "            code = code.get_code('__main__')\n"
+    "        except Exception:\n"
+    "            code = compile(open(a).read(), a, 'exec')\n"
     "    else:\n"
     "        code = compile(a, '<string>', 'exec')\n"
     "    base = list(os.environb.items())\n"

@@ -1847,6 +1847,53 @@ START_TEST(test_cache_script_damaged)
 }
 END_TEST
 
+/* Overwrites what follows the 16-byte header of dir/name with junk. */
+static void
+damage_bytecode(const char *dir, const char *name)
+{
+	char *path = xasprintf("%s/%s", dir, name), *data;
+	size_t len;
+
+	data = tu_read(path, &len);
+	ck_assert_ptr_nonnull(data);
+	ck_assert_uint_gt(len, 32);
+	memset(data + 16, 0xff, len - 16);
+	free(tu_write(dir, name, data, len));
+	free(data);
+	free(path);
+}
+
+/*
+ * Bytecode that cannot be loaded (a crash cut it, the disk damaged it)
+ * costs a compile, not the probe: a fresh run and the fork server (its
+ * own script and the probe) both fall back to the file.
+ */
+START_TEST(test_cache_bad_bytecode)
+{
+	const char *names[] = { "probe", "server" };
+	char *pyc, *prefix, *name;
+	size_t i;
+
+	agent_cache();
+	pyc = xasprintf("%s/__pycache__", agent_cache_dir());
+	forked = 1;
+	probe_working();
+	for (i = 0; i < 2; i++) {
+		prefix = xasprintf(AGENT_CACHED_NAME ".%s.", names[i]);
+		name = find_name(pyc, prefix, ".pyc");
+		ck_assert_msg(name != NULL, "no bytecode of the %s", names[i]);
+		damage_bytecode(pyc, name);
+		free(name);
+		free(prefix);
+	}
+	probe_working();
+	forked = 0;
+	probe_working();
+	free(pyc);
+	agent_uncache();
+}
+END_TEST
+
 /* root running a user's cache (through sudo) leaves no files of its own. */
 START_TEST(test_cache_other_owner)
 {
@@ -1915,6 +1962,7 @@ main(void)
 	tcase_add_test(proto, test_cache_tidy);
 	tcase_add_test(proto, test_cache_scripts);
 	tcase_add_test(proto, test_cache_script_damaged);
+	tcase_add_test(proto, test_cache_bad_bytecode);
 	tcase_add_test(proto, test_cache_other_owner);
 	tcase_add_test(rd, test_read_explicit);
 	tcase_add_test(rd, test_read_missing);
