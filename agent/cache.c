@@ -8,13 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "common/fdio.h"
 #include "common/xmalloc.h"
+#include "install.h"
 
 #define PREFIX		"envctl-agent-"
 #define PREFIX_LEN	(sizeof(PREFIX) - 1)
@@ -25,7 +25,6 @@
 #define TMP_RAND	12
 #define SCRIPT_NAME_MAX	16
 #define DAY		(24 * 60 * 60)
-#define PYCACHE		"__pycache__"
 
 static int
 is_hex(const char *s, size_t n)
@@ -124,36 +123,6 @@ cache_find(struct cache *c)
 	c->uid = st.st_uid;
 }
 
-/* Removes the bytecode Python keeps for DIR/stem.py (stem.TAG.pyc). */
-static void
-drop_bytecode(const struct cache *c, const char *stem)
-{
-	size_t n = strlen(stem), len;
-	struct dirent *de;
-	struct stat st;
-	DIR *dp;
-	int fd;
-
-	fd = openat(c->dfd, PYCACHE, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC);
-	if (fd == -1)
-		return;
-	if (fstat(fd, &st) != 0 || st.st_uid != c->uid ||
-	    (dp = fdopendir(fd)) == NULL) {
-		close(fd);
-		return;
-	}
-	while ((de = readdir(dp)) != NULL) {
-		len = strlen(de->d_name);
-		if (len > n + 5 && strncmp(de->d_name, stem, n) == 0 &&
-		    de->d_name[n] == '.' &&
-		    strcmp(de->d_name + len - 4, ".pyc") == 0 &&
-		    owned_file(dirfd(dp), de->d_name, c->uid, &st))
-			unlinkat(dirfd(dp), de->d_name, 0);
-	}
-	closedir(dp);
-}
-
 /* 1: file holds exactly text; 0: it differs; -1: it cannot be read. */
 static int
 same_script(const struct cache *c, const char *file, const char *text,
@@ -187,20 +156,19 @@ same_script(const struct cache *c, const char *file, const char *text,
 	return r;
 }
 
-/* Writes text as file through a temp; 0, or -1. */
+/*
+ * Writes text as file through a temp named after our pid (no live agent
+ * shares it; a dead one's makes this fail, and cache_tidy removes it after
+ * a day); 0, or -1.
+ */
 static int
 write_script(const struct cache *c, const char *file, const char *text,
     size_t len)
 {
-	unsigned long long rnd = 0;
 	char *tmp;
 	int fd, r = -1;
 
-	if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
-		rnd = (unsigned long long)time(NULL) ^
-		    ((unsigned long long)getpid() << 20);
-	tmp = xasprintf(".%s" TMP_TAG "%012llx", file,
-	    rnd & 0xffffffffffffULL);
+	tmp = xasprintf(".%s" TMP_TAG "%012lx", file, (long)getpid());
 	fd = openat(c->dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 	    O_CLOEXEC, 0600);
 	if (fd != -1) {
@@ -218,6 +186,8 @@ write_script(const struct cache *c, const char *file, const char *text,
 const char *
 cache_dir(struct cache *c)
 {
+	if (c == NULL)
+		return NULL;
 	if (!c->looked)
 		cache_find(c);
 	/* root running a user's cache: its files would be root's. */
@@ -229,7 +199,7 @@ cache_script(struct cache *c, const char *name, const char *text)
 {
 	struct cache_script *s = NULL;
 	size_t i, len = strlen(text);
-	char *file, *stem;
+	char *file, *path = NULL;
 	int same;
 
 	if (cache_dir(c) == NULL)
@@ -243,21 +213,22 @@ cache_script(struct cache *c, const char *name, const char *text)
 	if (s == NULL)
 		return NULL;
 	s->name = name;
-	stem = xasprintf("%s.%s", c->self, name);
-	file = xasprintf("%s.py", stem);
+	file = xasprintf("%s.%s.py", c->self, name);
 	if (!script_namen(file, strlen(file)))
 		goto out;
+	path = xasprintf("%s/%s", strcmp(c->dir, "/") != 0 ? c->dir : "",
+	    file);
 	if ((same = same_script(c, file, text, len)) != 1) {
 		if (write_script(c, file, text, len) != 0)
 			goto out;
 		/* The old bytecode could pass Python's mtime check. */
 		if (same == 0)
-			drop_bytecode(c, stem);
+			install_drop_pycache(path, c->uid);
 	}
-	s->path = xasprintf("%s/%s", strcmp(c->dir, "/") != 0 ? c->dir : "",
-	    file);
+	s->path = path;
+	path = NULL;
 out:
-	free(stem);
+	free(path);
 	free(file);
 	return s->path;
 }
@@ -266,7 +237,7 @@ size_t
 cache_script_args(char **argv, size_t k, struct cache *c, const char *name,
     const char *text)
 {
-	const char *file = c != NULL ? cache_script(c, name, text) : NULL;
+	const char *file = cache_script(c, name, text);
 
 	if (file != NULL) {
 		argv[k++] = CACHE_SCRIPT_BOOT;
@@ -277,36 +248,35 @@ cache_script_args(char **argv, size_t k, struct cache *c, const char *name,
 }
 
 /*
- * Removes the scripts, and their bytecode, of versions that are gone.  A
- * script written or used within a day is kept: an old version that is
- * running while another session removes its agent file still needs it.
+ * Removes the scripts, and their bytecode, of versions that are gone (a
+ * second pass, after the versions removed now).  A script written or used
+ * within a day is kept: an old version that is running while another
+ * session removes its agent file still needs it.
  */
 static void
-tidy_scripts(struct cache *c, DIR *dp)
+tidy_scripts(const struct cache *c, DIR *dp)
 {
+	char agent[AGENT_LEN + 1], *path;
 	struct dirent *de;
 	struct stat st;
-	char agent[AGENT_LEN + 1], *stem;
 	time_t now = time(NULL);
-	size_t len;
 
 	rewinddir(dp);
 	while ((de = readdir(dp)) != NULL) {
-		len = strlen(de->d_name);
-		if (!script_namen(de->d_name, len))
+		if (!script_namen(de->d_name, strlen(de->d_name)))
 			continue;
 		memcpy(agent, de->d_name, AGENT_LEN);
 		agent[AGENT_LEN] = '\0';
 		if (fstatat(dirfd(dp), agent, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
 		    errno != ENOENT ||
 		    !owned_file(dirfd(dp), de->d_name, c->uid, &st) ||
-		    now - st.st_mtime <= DAY)
+		    now - st.st_mtime <= DAY ||
+		    unlinkat(dirfd(dp), de->d_name, 0) != 0)
 			continue;
-		if (unlinkat(dirfd(dp), de->d_name, 0) == 0) {
-			stem = xstrndup(de->d_name, len - 3);
-			drop_bytecode(c, stem);
-			free(stem);
-		}
+		path = xasprintf("%s/%s", strcmp(c->dir, "/") != 0 ? c->dir :
+		    "", de->d_name);
+		install_drop_pycache(path, c->uid);
+		free(path);
 	}
 }
 

@@ -29,8 +29,7 @@
 /*
  * The server: argv[1] is the script each child runs, its text or the
  * absolute path of its file (cache.h), loaded as CACHE_SCRIPT_BOOT loads
- * one.
- * It talks over fd 0
+ * one.  It talks over fd 0
  * (SOCK_SEQPACKET, one message each): "ready\0E\0NAME=value..." (E:
  * sys.flags.ignore_environment, then its environment, to tell whether a
  * wrapper set PYTHON* variables), or it exits at once if site was

@@ -301,10 +301,11 @@ install_remove(const struct install_dir *d, const char *fault,
 }
 
 size_t
-install_drop_pycache(const char *path)
+install_drop_pycache(const char *path, uid_t owner)
 {
 	const char *slash = strrchr(path, '/'), *name;
 	struct dirent *de;
+	struct stat st;
 	char *dir, *stem;
 	size_t slen, nlen, n = 0;
 	DIR *dp;
@@ -322,6 +323,9 @@ install_drop_pycache(const char *path)
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd == -1)
 		goto out;
+	if (owner != ENVCTL_INSTALL_ANY_OWNER &&
+	    (fstat(dfd, &st) != 0 || st.st_uid != owner))
+		goto done;
 	if ((dp = reopen_dir(dfd, ".")) != NULL) {
 		while ((de = readdir(dp)) != NULL) {
 			nlen = strlen(de->d_name);
@@ -329,11 +333,17 @@ install_drop_pycache(const char *path)
 			    strncmp(de->d_name, stem, slen) != 0 ||
 			    strcmp(de->d_name + nlen - 4, ".pyc") != 0)
 				continue;
+			if (owner != ENVCTL_INSTALL_ANY_OWNER &&
+			    (fstatat(dfd, de->d_name, &st,
+			    AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+			    st.st_uid != owner))
+				continue;
 			if (unlinkat(dfd, de->d_name, 0) == 0)
 				n++;
 		}
 		closedir(dp);
 	}
+done:
 	/*
 	 * No fsync: an unlink lost in a crash leaves bytecode that no longer
 	 * matches the file (install_replace gave it another mtime or size).

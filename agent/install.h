@@ -67,10 +67,14 @@ int	install_remove(const struct install_dir *d, const char *fault,
  * "STEM.*.pyc" in the __pycache__ beside it (STEM: the name without
  * ".py").  Python checks a timestamp .pyc only against the source's mtime
  * (whole seconds) and size, which install_replace() makes differ, and an
- * unchecked-hash .pyc not at all.  Best effort, not fsynced: returns how
- * many went; a .pyc that stays is caught by verification.
+ * unchecked-hash .pyc not at all.  With an owner other than
+ * ENVCTL_INSTALL_ANY_OWNER, only regular files of that owner in a
+ * __pycache__ of that owner go (the agent's cache, cache.h).  Best
+ * effort, not fsynced: returns how many went; a .pyc that stays is caught
+ * by verification.
  */
-size_t	install_drop_pycache(const char *path);
+#define ENVCTL_INSTALL_ANY_OWNER	((uid_t)-1)
+size_t	install_drop_pycache(const char *path, uid_t owner);
 
 /* 1 when step names a fault point. */
 int	install_fault_known(const char *step);

@@ -647,7 +647,7 @@ validate(json_t **vj, struct change *c, struct err *err)
 	buf_init(&p.errtext, 0);
 	if (tmpdir == NULL || tmpdir[0] != '/')
 		tmpdir = "/tmp";
-	if (c->ctx->cache != NULL && (cdir = cache_dir(c->ctx->cache)) != NULL)
+	if ((cdir = cache_dir(c->ctx->cache)) != NULL)
 		tmpl = validation_dir(cdir);
 	if (tmpl == NULL && (tmpl = validation_dir(tmpdir)) == NULL) {
 		r = err_errno(err, ENVCTL_ESYS, errno, "cannot make a "
@@ -858,9 +858,9 @@ backup_ref(const struct change *c, const json_t *meta)
 static void
 drop_pycache(const struct change *c)
 {
-	install_drop_pycache(c->rq.path);
+	install_drop_pycache(c->rq.path, ENVCTL_INSTALL_ANY_OWNER);
 	if (strcmp(c->rq.path, c->cur.real) != 0)
-		install_drop_pycache(c->cur.real);
+		install_drop_pycache(c->cur.real, ENVCTL_INSTALL_ANY_OWNER);
 }
 
 /*
