@@ -9,6 +9,7 @@
 #   make demo            a 3-host demo fleet and its plan (root)
 #   make install         PREFIX=/usr/local DESTDIR= BINDIR= MANDIR=
 #   make lint-layers     include rules between common/, agent/, controller/
+#   make fuzz FUZZ=NAME  fuzz one target of tests/fuzz/ with libFuzzer (clang)
 
 VERSION = 0.1.0
 PREFIX ?= /usr/local
@@ -67,6 +68,11 @@ COMMON_OBJ = $(COMMON_SRC:%.c=$(B)/%.o)
 CTL_OBJ = $(CTL_SRC:%.c=$(B)/%.o)
 TEST_BIN = $(TEST_SRC:tests/unit/%.c=$(B)/tests/%)
 TEST_HELPERS = $(B)/tests/testutil.o $(B)/tests/agenttest.o
+FUZZ_SRC = $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN = $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
+# The corpus runner's main(); `make fuzz` links libFuzzer's instead.
+FUZZ_MAIN = $(B)/tests/fuzz/driver.o
+FUZZ_LDFLAGS =
 
 # The agent and common/ compiled again with the agent's compiler.
 AGENT_OBJ = $(AGENT_SRC:%.c=$(B)/ag/%.o) $(COMMON_SRC:%.c=$(B)/ag/%.o) \
@@ -158,6 +164,11 @@ $(B)/tests/check_%: $(B)/tests/check_%.o $(TEST_HELPERS) \
     $(B)/libcontroller.a $(B)/libcommon.a
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(CTL_LIBS) $(CHECK_LIBS)
 
+$(B)/fuzz/fuzz_%: $(B)/tests/fuzz/fuzz_%.o $(FUZZ_MAIN) \
+    $(B)/libcontroller.a $(B)/libcommon.a
+	@mkdir -p $(dir $@)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) $(FUZZ_LDFLAGS) -o $@ $^ $(CTL_LIBS)
+
 # Unit tests find fixtures and the built program through these.
 TEST_ENV = ENVCTL_SRCDIR=$(CURDIR) ENVCTL_BIN=$(CURDIR)/$(ENVCTL) \
 	ENVCTL_AGENT=$(CURDIR)/$(AGENT) \
@@ -168,6 +179,26 @@ TEST_ENV = ENVCTL_SRCDIR=$(CURDIR) ENVCTL_BIN=$(CURDIR)/$(ENVCTL) \
 
 check-unit: all $(AGENT_FAULTS) $(TEST_BIN)
 	$(Q)$(TEST_ENV) sh tests/run-unit $(TEST_BIN)
+
+# Every fuzz target over its corpus in tests/fuzz/corpus/ (no clang needed).
+check-fuzz: $(FUZZ_BIN)
+	$(Q)$(TEST_ENV) sh tests/fuzz/run $(FUZZ_BIN)
+
+# libFuzzer on one target (clang; scripts/install-deps --fuzz), for
+# FUZZTIME seconds, from the corpus; new inputs go to build/fuzz-corpus/NAME
+# and a crash to build/fuzz-crash-*; copy the ones worth keeping into
+# tests/fuzz/corpus/NAME.  make fuzz FUZZ=diff FUZZTIME=600
+FUZZ_B = build/libfuzzer
+fuzz:
+	$(Q)test -n "$(FUZZ)" || { echo "make fuzz FUZZ=NAME: one of" \
+	    $(FUZZ_SRC:tests/fuzz/fuzz_%.c=%) >&2; exit 64; }
+	$(Q)$(MAKE) --no-print-directory CC=clang B=$(FUZZ_B) \
+	    SANITIZE=address,undefined,fuzzer-no-link FUZZ_MAIN= \
+	    FUZZ_LDFLAGS=-fsanitize=fuzzer $(FUZZ_B)/fuzz/fuzz_$(FUZZ)
+	$(Q)mkdir -p build/fuzz-corpus/$(FUZZ)
+	$(Q)$(TEST_ENV) $(FUZZ_B)/fuzz/fuzz_$(FUZZ) \
+	    -max_total_time=$(or $(FUZZTIME),60) -artifact_prefix=build/fuzz-crash- \
+	    build/fuzz-corpus/$(FUZZ) tests/fuzz/corpus/$(FUZZ)
 
 # End-to-end scenarios against real sshd test hosts (needs root).
 check-e2e: all $(AGENT_FAULTS)
@@ -184,12 +215,14 @@ check-only: $(TEST_BIN) $(if $(AGENT_SRC),$(AGENT_FAULTS))
 
 check: lint-layers lint-man
 	$(Q)$(MAKE) --no-print-directory check-unit
+	$(Q)$(MAKE) --no-print-directory check-fuzz
 	$(Q)$(MAKE) --no-print-directory check-e2e
 	$(Q)$(MAKE) --no-print-directory check-bench-tools
 	$(Q)echo '== again under SANITIZE=address,undefined'
 	$(Q)ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	    $(MAKE) --no-print-directory SANITIZE=address,undefined check-unit
+	    $(MAKE) --no-print-directory SANITIZE=address,undefined check-unit \
+	    check-fuzz
 
 # Includes go one way: controller -> common, agent -> common; common stands
 # alone and never sees libssh; only the transport module may include libssh.
@@ -251,7 +284,7 @@ lint-man:
 clean:
 	rm -rf build
 
-.PHONY: all bench bench-scale demo demo-stop check check-unit check-e2e check-bench-tools check-only lint-layers lint-man install uninstall clean
+.PHONY: all bench bench-scale demo demo-stop check check-unit check-e2e check-bench-tools check-fuzz check-only fuzz lint-layers lint-man install uninstall clean
 .SECONDARY:
 
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "strutil.h"
 #include "xmalloc.h"
 
 static const char *const names[] = {
@@ -44,6 +45,10 @@ err_release(struct err *err)
 	}
 	one_release(err);
 }
+
+static void	fill(struct err *, int, int, const char *, int, int,
+		    const char *, va_list)
+		    __attribute__((format(printf, 7, 0)));
 
 static void
 fill(struct err *e, int code, int cause, const char *path, int line, int col,
@@ -217,6 +222,16 @@ err_count(const struct err *err)
 	return n;
 }
 
+/*
+ * Messages quote what a remote agent, a file or a name held: shown safe
+ * for a terminal, and one line each as err_format() promises.
+ */
+static void
+addvis(struct buf *out, const char *s)
+{
+	str_addvis(out, s, strlen(s), 0);
+}
+
 void
 err_format(const struct err *err, struct buf *out)
 {
@@ -225,17 +240,19 @@ err_format(const struct err *err, struct buf *out)
 	if (err == NULL || err->code == 0)
 		return;
 	for (e = err; e != NULL; e = e->next) {
-		if (e->host != NULL)
-			buf_addf(out, "%s: ", e->host);
+		if (e->host != NULL) {
+			addvis(out, e->host);
+			buf_addstr(out, ": ");
+		}
 		if (e->path != NULL) {
-			buf_addstr(out, e->path);
+			addvis(out, e->path);
 			if (e->line > 0)
 				buf_addf(out, ":%d", e->line);
 			if (e->line > 0 && e->col > 0)
 				buf_addf(out, ":%d", e->col);
 			buf_addstr(out, ": ");
 		}
-		buf_addstr(out, e->msg != NULL ? e->msg : err_codename(e->code));
+		addvis(out, e->msg != NULL ? e->msg : err_codename(e->code));
 		if (e->cause != 0)
 			buf_addf(out, ": %s", strerror(e->cause));
 		buf_addch(out, '\n');
@@ -284,7 +301,9 @@ err_format_grouped(const struct err *err, struct buf *out, size_t maxhosts)
 		for (g = e; g != NULL && shown < maxhosts; g = g->next) {
 			if (!same_problem(g, e) || g->host == NULL)
 				continue;
-			buf_addf(out, "%s%s", shown > 0 ? ", " : "", g->host);
+			if (shown > 0)
+				buf_addstr(out, ", ");
+			addvis(out, g->host);
 			shown++;
 		}
 		if (nhosts > shown)

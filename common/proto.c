@@ -7,6 +7,7 @@
 
 #include "buf.h"
 #include "err.h"
+#include "strutil.h"
 #include "xmalloc.h"
 
 #define HDRLEN	4
@@ -222,56 +223,29 @@ out:
 	return r;
 }
 
-/* Length of the valid UTF-8 sequence at p (1-4), or 0 when invalid. */
+/* Length of the valid UTF-8 sequence at p (1-4), or 0 when invalid or NUL. */
 static size_t
-utf8_seqlen(const unsigned char *p, size_t avail)
+utf8_seqlen(const char *p, size_t avail)
 {
+	const char *why;
 	uint32_t c;
-	size_t n, i;
 
-	if (p[0] == 0)
-		return 0;
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
-		n = 2;
-		c = p[0] & 0x1f;
-	} else if (p[0] >= 0xe0 && p[0] <= 0xef) {
-		n = 3;
-		c = p[0] & 0x0f;
-	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-		n = 4;
-		c = p[0] & 0x07;
-	} else
-		return 0;
-	if (n > avail)
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (p[i] & 0x3f);
-	}
-	/* Overlong forms, UTF-16 surrogates, beyond U+10FFFF. */
-	if ((n == 3 && c < 0x800) || (n == 4 && c < 0x10000) ||
-	    (c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff)
-		return 0;
-	return n;
+	return p[0] == '\0' ? 0 : str_utf8_decode(p, avail, &c, &why);
 }
 
 json_t *
 proto_text(const char *s, size_t len)
 {
-	const unsigned char *p = (const unsigned char *)s;
 	struct buf b = ENVCTL_BUF_INIT;
 	json_t *v;
 	size_t i = 0, n;
 
 	while (i < len) {
-		if ((n = utf8_seqlen(p + i, len - i)) == 0) {
+		if ((n = utf8_seqlen(s + i, len - i)) == 0) {
 			buf_add(&b, "\xef\xbf\xbd", 3);
 			i++;
 		} else {
-			buf_add(&b, p + i, n);
+			buf_add(&b, s + i, n);
 			i += n;
 		}
 	}

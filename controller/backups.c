@@ -7,6 +7,7 @@
 
 #include "common/buf.h"
 #include "common/proto.h"
+#include "common/strutil.h"
 #include "common/xmalloc.h"
 #include "controller/agentlink.h"
 #include "controller/playbook.h"
@@ -87,26 +88,30 @@ backups_pick(const struct backup_list *bl, const char *to,
 void
 backups_text(struct buf *out, const struct backup_list *bl)
 {
+	struct vis v = ENVCTL_VIS_INIT;
 	size_t i;
 
+	/* Every field comes from the host: shown safe for a terminal. */
 	for (i = 0; i < bl->n; i++) {
 		const struct backup_entry *b = &bl->v[i];
 
-		buf_addf(out, "    %-32s %s", b->id, b->time != NULL ?
-		    b->time : "?");
+		buf_addf(out, "    %-32s %s", vis_str(&v, b->id),
+		    vis_str(&v, b->time != NULL ? b->time : "?"));
 		if (b->absent)
 			buf_addstr(out, "  (no file: rollback removes it)");
 		else
 			buf_addf(out, "  %6ld bytes  %04o %s:%s  sha256 %.12s",
-			    b->size, b->mode, b->owner != NULL ? b->owner :
-			    "?", b->group != NULL ? b->group : "?",
-			    b->sha256 != NULL ? b->sha256 : "?");
+			    b->size, b->mode, vis_str(&v, b->owner != NULL ?
+			    b->owner : "?"), vis_str(&v, b->group != NULL ?
+			    b->group : "?"), vis_str(&v, b->sha256 != NULL ?
+			    b->sha256 : "?"));
 		if (b->playbook != NULL)
-			buf_addf(out, "  %s", b->playbook);
+			buf_addf(out, "  %s", vis_str(&v, b->playbook));
 		if (b->controller != NULL)
-			buf_addf(out, " from %s", b->controller);
+			buf_addf(out, " from %s", vis_str(&v, b->controller));
 		buf_addch(out, '\n');
 	}
+	vis_release(&v);
 }
 
 void

@@ -11,6 +11,7 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/proto.h"
+#include "common/strutil.h"
 #include "common/xmalloc.h"
 #include "controller/agentlink.h"
 #include "controller/apply.h"
@@ -174,8 +175,11 @@ planned_line(struct buf *b, const struct job *j)
 	if (!j->planned || (j->plan_outcome != ENVCTL_OUT_FAILED &&
 	    j->plan_outcome != ENVCTL_OUT_UNREACHABLE))
 		return;
-	buf_addf(b, "%s: %s when the plan was made; not applied\n", j->name,
-	    outcome_name(j->plan_outcome));
+	struct vis v = ENVCTL_VIS_INIT;
+
+	buf_addf(b, "%s: %s when the plan was made; not applied\n",
+	    vis_str(&v, j->name), outcome_name(j->plan_outcome));
+	vis_release(&v);
 }
 
 /* Records what the plan found on a host that is not applied. */

@@ -5,6 +5,7 @@
 
 #include "common/buf.h"
 #include "common/err.h"
+#include "common/strutil.h"
 #include "common/xmalloc.h"
 #include "controller/agentlink.h"
 #include "controller/backups.h"
@@ -50,6 +51,7 @@ print_host(void *arg, struct host_plan *hp)
 	struct run *r = arg;
 	struct slot *s = &r->slots[hp->host->index];
 	struct buf b = ENVCTL_BUF_INIT;
+	struct vis v = ENVCTL_VIS_INIT;
 
 	if (r->json)
 		return;
@@ -58,13 +60,15 @@ print_host(void *arg, struct host_plan *hp)
 	} else if (s->err.code != 0) {
 		err_format(&s->err, &b);
 	} else {
-		buf_addf(&b, "%s: %zu backup%s of %s\n", hp->host->name,
-		    s->bl.n, s->bl.n == 1 ? "" : "s", s->bl.real != NULL ?
-		    s->bl.real : hp->st.real);
+		buf_addf(&b, "%s: %zu backup%s of %s\n",
+		    vis_str(&v, hp->host->name), s->bl.n, s->bl.n == 1 ? "" :
+		    "s", vis_str(&v, s->bl.real != NULL ? s->bl.real :
+		    hp->st.real));
 		backups_text(&b, &s->bl);
 	}
 	out_write(b.data, b.len);
 	buf_release(&b);
+	vis_release(&v);
 }
 
 static json_t *

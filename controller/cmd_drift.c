@@ -15,6 +15,7 @@
 
 #include "common/buf.h"
 #include "common/err.h"
+#include "common/strutil.h"
 #include "common/xmalloc.h"
 #include "controller/agentlink.h"
 #include "controller/apply.h"
@@ -64,31 +65,34 @@ fix(void *arg, struct host_plan *hp, struct agentlink *l)
 static void
 drift_line(struct buf *b, const struct host_plan *hp)
 {
+	struct vis v = ENVCTL_VIS_INIT;
 	const char *sep = "";
 	size_t i;
 
-	buf_addf(b, "%s: ", hp->host->name);
+	buf_addf(b, "%s: ", vis_str(&v, hp->host->name));
 	for (i = 0; i < hp->neffects; i++) {
 		const struct var_effect *e = &hp->effects[i];
 
 		if (e->in_effect)
 			continue;
-		buf_addf(b, "%s%s effective %s, want %s", sep, e->name,
-		    e->now == NULL ? "(unset)" : e->secret ? ENVCTL_MASK :
-		    e->now, e->secret ? ENVCTL_MASK : e->want);
+		buf_addf(b, "%s%s effective %s, want %s", sep,
+		    vis_str(&v, e->name), vis_str(&v, e->now == NULL ?
+		    "(unset)" : e->secret ? ENVCTL_MASK : e->now),
+		    vis_str(&v, e->secret ? ENVCTL_MASK : e->want));
 		sep = "; ";
 	}
 	if (hp->st.startup_error != NULL) {
 		buf_addf(b, "%ssitecustomize raises %s", sep,
-		    hp->st.startup_error);
+		    vis_str(&v, hp->st.startup_error));
 		sep = "; ";
 	}
 	if (!hp->file_matches && hp->st.exists)
 		buf_addf(b, "%s%s differs from the playbook", sep,
-		    hp->st.path);
+		    vis_str(&v, hp->st.path));
 	else if (!hp->file_matches)
-		buf_addf(b, "%s%s is missing", sep, hp->st.path);
+		buf_addf(b, "%s%s is missing", sep, vis_str(&v, hp->st.path));
 	buf_addch(b, '\n');
+	vis_release(&v);
 }
 
 /* Per variable: "NCCL_PROTO: 97 hosts LL, 3 hosts (unset): a, b, c". */
@@ -100,6 +104,7 @@ fleet_summary(struct buf *b, struct host_plan *const *hps, size_t n)
 	size_t *counts;
 
 	const struct host_plan *first = NULL;
+	struct vis vs = ENVCTL_VIS_INIT;
 
 	for (i = 0; i < n && first == NULL; i++)
 		if (hps[i]->have_state && hps[i]->neffects > 0)
@@ -130,10 +135,11 @@ fleet_summary(struct buf *b, struct host_plan *const *hps, size_t n)
 		}
 		if (drifted == 0)
 			goto next;
-		buf_addf(b, "%s:", first->effects[v].name);
+		buf_addf(b, "%s:", vis_str(&vs, first->effects[v].name));
 		for (k = 0; k < nvals; k++) {
 			buf_addf(b, "%s %zu host%s %s", k > 0 ? "," : "",
-			    counts[k], counts[k] == 1 ? "" : "s", vals[k]);
+			    counts[k], counts[k] == 1 ? "" : "s",
+			    vis_str(&vs, vals[k]));
 			/* Name the hosts of every value that is not wanted. */
 			for (i = 0, drifted = 0; i < n; i++) {
 				const struct var_effect *e;
@@ -148,7 +154,7 @@ fleet_summary(struct buf *b, struct host_plan *const *hps, size_t n)
 				if (e->in_effect || strcmp(now, vals[k]) != 0)
 					continue;
 				buf_addf(b, "%s %s", drifted++ == 0 ? ":" : ",",
-				    hps[i]->host->name);
+				    vis_str(&vs, hps[i]->host->name));
 			}
 		}
 		buf_addch(b, '\n');
@@ -157,6 +163,7 @@ next:
 	}
 	free(vals);
 	free(counts);
+	vis_release(&vs);
 }
 
 /* Takes the run lock; ENVCTL_ELOCKED when a previous run holds it. */

@@ -11,6 +11,7 @@
 
 #include "common/buf.h"
 #include "common/err.h"
+#include "common/strutil.h"
 #include "common/xmalloc.h"
 #include "controller/agentlink.h"
 #include "controller/apply.h"
@@ -85,6 +86,7 @@ print_host(void *arg, struct host_plan *hp)
 	struct run *r = arg;
 	struct job *j = &r->jobs[hp->host->index];
 	struct buf b = ENVCTL_BUF_INIT;
+	struct vis v = ENVCTL_VIS_INIT;
 
 	if (r->json)
 		return;
@@ -97,11 +99,13 @@ print_host(void *arg, struct host_plan *hp)
 	else if (r->yes)
 		report_apply_result(&b, &j->ar, &r->ro);
 	else
-		buf_addf(&b, "%s: restore %s over %s (%s)\n", hp->host->name,
-		    j->to, hp->st.real, hp->st.exists ? "present now" :
+		buf_addf(&b, "%s: restore %s over %s (%s)\n",
+		    vis_str(&v, hp->host->name), vis_str(&v, j->to),
+		    vis_str(&v, hp->st.real), hp->st.exists ? "present now" :
 		    "absent now");
 	out_write(b.data, b.len);
 	buf_release(&b);
+	vis_release(&v);
 }
 
 static void

@@ -189,6 +189,9 @@ hoststate_parse(struct host_state *st, const json_t *hello,
 		parse_probe(st, o, &e);
 	parse_checks(st, json_object_get(read, "checks"), &e);
 	if (e.code != 0) {
+		/* What was parsed before the bad field is freed too. */
+		hoststate_release(st);
+		buf_init(&st->content, FILE_MAX);
 		err_move(err, &e);
 		return err->code;
 	}

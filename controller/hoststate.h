@@ -71,7 +71,8 @@ json_t	*hoststate_request(const struct playbook *pb, const struct host *h,
 	    const struct desired *d, json_int_t id, int timeout_ms);
 /*
  * Fills st from the agent's replies (both ok:true, already checked).
- * ENVCTL_EPARSE names the first missing or mistyped field.
+ * ENVCTL_EPARSE names the first missing or mistyped field; st then holds
+ * nothing to release.
  */
 int	hoststate_parse(struct host_state *st, const json_t *hello,
 	    const json_t *read, struct err *err);

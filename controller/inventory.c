@@ -204,6 +204,10 @@ err_last(struct err *err)
 	return err;
 }
 
+static void	vreport(struct loader *, int, const char *,
+		    const struct ynode *, const char *, va_list)
+		    __attribute__((format(printf, 5, 0)));
+
 static void
 vreport(struct loader *l, int code, const char *host, const struct ynode *at,
     const char *fmt, va_list ap)

@@ -16,6 +16,9 @@ out_write(const char *data, size_t len)
 	return fd_write_all(STDOUT_FILENO, data, len) == 0 ? 0 : ENVCTL_ESYS;
 }
 
+static void	vprint(int, const char *, va_list)
+		    __attribute__((format(printf, 2, 0)));
+
 static void
 vprint(int fd, const char *fmt, va_list ap)
 {

@@ -96,37 +96,29 @@ first_failed(const struct host_state *st)
 	return NULL;
 }
 
-void
-plan_host(struct host_plan *hp, const struct host *h,
-    const struct playbook *pb, const struct agentlink_opts *o,
-    const struct plan_then *then)
+int
+plan_begin(struct host_plan *hp, const struct host *h,
+    const struct playbook *pb)
 {
-	struct agentlink *l = NULL;
-	json_t *hello = NULL, *read = NULL;
-	struct buf la = ENVCTL_BUF_INIT, lb = ENVCTL_BUF_INIT;
-	struct timespec t0, t1;
-	int r;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	hp->host = h;
 	hp->block_mode = pb->mode == ENVCTL_MODE_BLOCK;
-	buf_init(&hp->diff, DIFF_MAX);
-	if ((r = desired_values(&hp->d, pb, h, &hp->err)) != 0) {
-		hp->outcome = ENVCTL_OUT_FAILED;
-		goto out;
-	}
-	if ((r = agentlink_open(&l, h, o, &hp->err)) != 0) {
-		hp->outcome = ENVCTL_OUT_UNREACHABLE;
-		goto out;
-	}
 	hp->outcome = ENVCTL_OUT_FAILED;
-	if ((r = exchange(hp, l, pb, then, o->timeout * 1000, &hello, &read,
-	    &hp->err)) != 0)
-		goto out;
+	buf_init(&hp->diff, DIFF_MAX);
+	return desired_values(&hp->d, pb, hp->host, &hp->err);
+}
+
+int
+plan_read(struct host_plan *hp, const struct playbook *pb,
+    const json_t *hello, const json_t *read)
+{
+	struct buf la = ENVCTL_BUF_INIT, lb = ENVCTL_BUF_INIT;
+	int r;
+
+	hp->outcome = ENVCTL_OUT_FAILED;
 	if ((r = hoststate_parse(&hp->st, hello, read, &hp->err)) != 0)
 		goto out;
 	hp->have_state = 1;
-	r = desired_content(&hp->d, pb, h, hp->st.exists ?
+	r = desired_content(&hp->d, pb, hp->host, hp->st.exists ?
 	    hp->st.content.data : NULL, hp->st.content.len, hp->st.path,
 	    &hp->err);
 	if (r != 0)
@@ -151,6 +143,33 @@ plan_host(struct host_plan *hp, const struct host *h,
 		    k->reason != NULL ? k->reason : "failed", k->kind);
 	}
 out:
+	buf_release(&la);
+	buf_release(&lb);
+	return r;
+}
+
+void
+plan_host(struct host_plan *hp, const struct host *h,
+    const struct playbook *pb, const struct agentlink_opts *o,
+    const struct plan_then *then)
+{
+	struct agentlink *l = NULL;
+	json_t *hello = NULL, *read = NULL;
+	struct timespec t0, t1;
+	int r;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if ((r = plan_begin(hp, h, pb)) != 0)
+		goto out;
+	if ((r = agentlink_open(&l, h, o, &hp->err)) != 0) {
+		hp->outcome = ENVCTL_OUT_UNREACHABLE;
+		goto out;
+	}
+	if ((r = exchange(hp, l, pb, then, o->timeout * 1000, &hello, &read,
+	    &hp->err)) != 0)
+		goto out;
+	r = plan_read(hp, pb, hello, read);
+out:
 	/*
 	 * Work on the same session needs only the host read: backups and
 	 * rollback go on even where rendering failed (apply checks the
@@ -166,8 +185,6 @@ out:
 	}
 	json_decref(hello);
 	json_decref(read);
-	buf_release(&la);
-	buf_release(&lb);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	hp->seconds = (double)(t1.tv_sec - t0.tv_sec) +
 	    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;

@@ -11,6 +11,7 @@
 #ifndef ENVCTL_CONTROLLER_PLAN_H
 #define ENVCTL_CONTROLLER_PLAN_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "common/buf.h"
@@ -85,6 +86,17 @@ struct host_plan {
 void	plan_host(struct host_plan *hp, const struct host *h,
 	    const struct playbook *pb, const struct agentlink_opts *o,
 	    const struct plan_then *then);
+/*
+ * plan_host() without the network, for tests and fuzzing: plan_begin()
+ * sets hp (zeroed) up for h and expands its values (outcome failed and
+ * hp->err on error); plan_read() then takes the agent's ok:true hello and
+ * read replies, exactly as sent by a host, and fills the rest.  Both
+ * return 0 or the error code recorded in hp->err.
+ */
+int	plan_begin(struct host_plan *hp, const struct host *h,
+	    const struct playbook *pb);
+int	plan_read(struct host_plan *hp, const struct playbook *pb,
+	    const json_t *hello, const json_t *read);
 void	plan_release(struct host_plan *hp);
 /* "ok", "changed", "pending", "failed", "unreachable", "skipped". */
 const char *outcome_name(enum outcome o);

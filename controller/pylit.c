@@ -6,73 +6,17 @@
 
 #include "common/buf.h"
 #include "common/err.h"
-
-/*
- * Decodes one UTF-8 sequence at s (avail > 0 bytes).  Returns its length and
- * the code point in *cpp, or 0 with a reason in *why.
- */
-static size_t
-utf8_decode(const unsigned char *s, size_t avail, uint32_t *cpp,
-    const char **why)
-{
-	static const uint32_t min[] = { 0, 0, 0x80, 0x800, 0x10000 };
-	uint32_t cp;
-	size_t n, i;
-
-	if (s[0] < 0x80) {
-		*cpp = s[0];
-		return 1;
-	}
-	if (s[0] < 0xc0) {
-		*why = "unexpected continuation byte";
-		return 0;
-	}
-	if (s[0] < 0xe0) {
-		n = 2;
-		cp = s[0] & 0x1f;
-	} else if (s[0] < 0xf0) {
-		n = 3;
-		cp = s[0] & 0x0f;
-	} else if (s[0] < 0xf8) {
-		n = 4;
-		cp = s[0] & 0x07;
-	} else {
-		*why = "byte never valid in UTF-8";
-		return 0;
-	}
-	for (i = 1; i < n; i++) {
-		if (i >= avail || (s[i] & 0xc0) != 0x80) {
-			*why = "truncated sequence";
-			return 0;
-		}
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if (cp < min[n]) {
-		*why = "overlong encoding";
-		return 0;
-	}
-	if (cp >= 0xd800 && cp <= 0xdfff) {
-		*why = "UTF-16 surrogate";
-		return 0;
-	}
-	if (cp > 0x10ffff) {
-		*why = "code point above U+10FFFF";
-		return 0;
-	}
-	*cpp = cp;
-	return n;
-}
+#include "common/strutil.h"
 
 int
 pylit_utf8_valid(const char *s, size_t len, size_t *offp)
 {
-	const unsigned char *u = (const unsigned char *)s;
 	const char *why;
 	uint32_t cp;
 	size_t off, n;
 
 	for (off = 0; off < len; off += n) {
-		if ((n = utf8_decode(u + off, len - off, &cp, &why)) == 0) {
+		if ((n = str_utf8_decode(s + off, len - off, &cp, &why)) == 0) {
 			if (offp != NULL)
 				*offp = off;
 			return 0;
@@ -123,7 +67,7 @@ pylit_quote(struct buf *out, const char *s, size_t len, struct err *err)
 			    "one)");
 			goto out;
 		}
-		if ((n = utf8_decode(u + off, len - off, &cp, &why)) == 0) {
+		if ((n = str_utf8_decode(s + off, len - off, &cp, &why)) == 0) {
 			r = err_set(err, ENVCTL_EINVALID, "value is not valid "
 			    "UTF-8: byte 0x%02x at byte offset %zu (%s)",
 			    u[off], off, why);

@@ -62,8 +62,9 @@ eol_of(const char *s, size_t len)
 }
 
 /*
- * Appends at most SHOW_MAX bytes of s for a message, control characters
- * shown as '?'.
+ * Appends at most SHOW_MAX bytes of s for a message: a NUL as the text
+ * \\x00 (the message is a C string); err_format() shows every other
+ * control character and bad UTF-8 as such escapes.
  */
 static void
 show(struct buf *b, const char *s, size_t n)
@@ -71,9 +72,10 @@ show(struct buf *b, const char *s, size_t n)
 	size_t i;
 
 	for (i = 0; i < n && i < SHOW_MAX; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		buf_addch(b, c < 0x20 || c == 0x7f ? '?' : c);
+		if (s[i] == '\0')
+			buf_addstr(b, "\\x00");
+		else
+			buf_addch(b, s[i]);
 	}
 	if (n > SHOW_MAX)
 		buf_addstr(b, "...");

@@ -6,6 +6,7 @@
 
 #include "common/buf.h"
 #include "common/proto.h"
+#include "common/strutil.h"
 #include "common/xmalloc.h"
 #include "controller/apply.h"
 #include "controller/inventory.h"
@@ -141,24 +142,26 @@ diff_lines(struct buf *out, const struct buf *diff,
 			else if (*p == '@')
 				c = C_CYAN;
 		}
-		buf_addf(out, "    %s%.*s%s\n", c, (int)(nl - p), p,
-		    c[0] != '\0' ? C_OFF : "");
+		buf_addf(out, "    %s", c);
+		str_addvis(out, p, (size_t)(nl - p), ENVCTL_VIS_TAB);
+		buf_addf(out, "%s\n", c[0] != '\0' ? C_OFF : "");
 		p = nl + 1;
 	}
 }
 
 static void
-file_line(struct buf *out, const struct host_state *st)
+file_line(struct buf *out, const struct host_state *st, struct vis *v)
 {
 	size_t i;
 
-	buf_addf(out, "    file      %s", st->path);
+	buf_addf(out, "    file      %s", vis_str(v, st->path));
 	for (i = 1; i < st->nchain; i++)
-		buf_addf(out, " -> %s", st->chain[i]);
+		buf_addf(out, " -> %s", vis_str(v, st->chain[i]));
 	if (st->exists)
 		buf_addf(out, " (%04o %s:%s, %zu bytes)\n", st->mode,
-		    st->owner != NULL ? st->owner : "?",
-		    st->group != NULL ? st->group : "?", st->content.len);
+		    vis_str(v, st->owner != NULL ? st->owner : "?"),
+		    vis_str(v, st->group != NULL ? st->group : "?"),
+		    st->content.len);
 	else
 		buf_addstr(out, " (absent: will be created)\n");
 }
@@ -169,26 +172,28 @@ report_plan_host(struct buf *out, const struct host_plan *hp,
 {
 	const struct host_state *st = &hp->st;
 	struct buf tmp = ENVCTL_BUF_INIT;
+	struct vis v = ENVCTL_VIS_INIT;
+	const char *name = vis_str(&v, hp->host->name);
 	size_t i;
 
 	if (hp->outcome == ENVCTL_OUT_OK && !ro->verbose) {
 		if (!ro->quiet)
 			buf_addf(out, "%s%s%s: %sok%s\n", col(ro, C_BOLD),
-			    hp->host->name, col(ro, C_OFF),
+			    name, col(ro, C_OFF),
 			    outcome_color(ro, hp->outcome), col(ro, C_OFF));
-		return;
+		goto out;
 	}
-	buf_addf(out, "%s%s%s: %s%s%s", col(ro, C_BOLD), hp->host->name,
+	buf_addf(out, "%s%s%s: %s%s%s", col(ro, C_BOLD), name,
 	    col(ro, C_OFF), outcome_color(ro, hp->outcome),
 	    outcome_name(hp->outcome), col(ro, C_OFF));
 	if (hp->err.code != 0) {
 		const char *msg;
-		size_t skip = strlen(hp->host->name);
+		size_t skip = strlen(name);
 
 		/* The host's name leads the line already. */
 		err_format(&hp->err, &tmp);
 		msg = tmp.data;
-		if (strncmp(msg, hp->host->name, skip) == 0 &&
+		if (strncmp(msg, name, skip) == 0 &&
 		    msg[skip] == ':' && msg[skip + 1] == ' ')
 			msg += skip + 2;
 		buf_addf(out, ": %.*s", (int)strcspn(msg, "\n"), msg);
@@ -196,27 +201,29 @@ report_plan_host(struct buf *out, const struct host_plan *hp,
 	}
 	buf_addch(out, '\n');
 	if (!hp->have_state)
-		return;
-	file_line(out, st);
+		goto out;
+	file_line(out, st, &v);
 	if (st->shadowed)
 		buf_addf(out, "    %swarning%s   %s imports '%s' instead: this "
 		    "file has no effect\n", col(ro, C_RED), col(ro, C_OFF),
-		    st->interp_path, st->imported != NULL ? st->imported :
-		    "another sitecustomize");
+		    vis_str(&v, st->interp_path), vis_str(&v, st->imported !=
+		    NULL ? st->imported : "another sitecustomize"));
 	if (st->startup_error != NULL)
 		buf_addf(out, "    %serror%s     sitecustomize raises at "
 		    "startup: %s\n", col(ro, C_RED), col(ro, C_OFF),
-		    st->startup_error);
+		    vis_str(&v, st->startup_error));
 	for (i = 0; i < hp->neffects; i++) {
 		const struct var_effect *e = &hp->effects[i];
 
 		if (e->in_effect)
-			buf_addf(out, "    %-28s %s (in effect)\n", e->name,
-			    shown(e->now, e->secret));
+			buf_addf(out, "    %-28s %s (in effect)\n",
+			    vis_str(&v, e->name),
+			    vis_str(&v, shown(e->now, e->secret)));
 		else
-			buf_addf(out, "    %-28s %s -> %s\n", e->name,
-			    shown(e->now, e->secret),
-			    shown(e->want, e->secret));
+			buf_addf(out, "    %-28s %s -> %s\n",
+			    vis_str(&v, e->name),
+			    vis_str(&v, shown(e->now, e->secret)),
+			    vis_str(&v, shown(e->want, e->secret)));
 	}
 	for (i = 0; i < st->nchecks; i++) {
 		const struct hs_check *k = &st->checks[i];
@@ -224,8 +231,9 @@ report_plan_host(struct buf *out, const struct host_plan *hp,
 		if (!k->ok)
 			buf_addf(out, "    %scheck%s     %s: '%s' %s "
 			    "(check: %s)\n", col(ro, C_RED), col(ro, C_OFF),
-			    k->name, k->path, k->reason != NULL ? k->reason :
-			    "failed", k->kind);
+			    vis_str(&v, k->name), vis_str(&v, k->path),
+			    vis_str(&v, k->reason != NULL ? k->reason :
+			    "failed"), vis_str(&v, k->kind));
 	}
 	if (hp->block_mode && st->startup_error != NULL)
 		buf_addstr(out, "    note      code outside the envctl block "
@@ -239,6 +247,8 @@ report_plan_host(struct buf *out, const struct host_plan *hp,
 		diff_lines(out, &tmp, ro);
 		buf_wipe(&tmp);
 	}
+out:
+	vis_release(&v);
 }
 
 void
@@ -246,36 +256,44 @@ report_facts_host(struct buf *out, const struct host_plan *hp,
     const struct report_opts *ro)
 {
 	const struct host_state *st = &hp->st;
+	struct vis v = ENVCTL_VIS_INIT;
 	size_t i;
 
 	if (hp->err.code != 0 || !hp->have_state) {
 		report_plan_host(out, hp, ro);
 		return;
 	}
-	buf_addf(out, "%s%s%s:\n", col(ro, C_BOLD), hp->host->name,
-	    col(ro, C_OFF));
+	buf_addf(out, "%s%s%s:\n", col(ro, C_BOLD),
+	    vis_str(&v, hp->host->name), col(ro, C_OFF));
 	buf_addf(out, "    agent         %s (%s, user %s, host %s)\n",
-	    st->agent_version, st->arch, st->user != NULL ? st->user : "?",
-	    st->hostname != NULL ? st->hostname : "?");
-	buf_addf(out, "    interpreter   %s %s\n", st->interp_path,
-	    st->interp_version);
-	buf_addf(out, "    sitecustomize %s (%s)\n", st->path, st->source);
+	    vis_str(&v, st->agent_version), vis_str(&v, st->arch),
+	    vis_str(&v, st->user != NULL ? st->user : "?"),
+	    vis_str(&v, st->hostname != NULL ? st->hostname : "?"));
+	buf_addf(out, "    interpreter   %s %s\n", vis_str(&v, st->interp_path),
+	    vis_str(&v, st->interp_version));
+	buf_addf(out, "    sitecustomize %s (%s)\n", vis_str(&v, st->path),
+	    vis_str(&v, st->source));
 	for (i = 1; i < st->nchain; i++)
-		buf_addf(out, "                  -> %s\n", st->chain[i]);
+		buf_addf(out, "                  -> %s\n",
+		    vis_str(&v, st->chain[i]));
 	if (st->exists)
 		buf_addf(out, "    file          %04o %s:%s, %zu bytes, "
-		    "sha256 %s\n", st->mode, st->owner != NULL ? st->owner :
-		    "?", st->group != NULL ? st->group : "?",
-		    st->content.len, st->sha256);
+		    "sha256 %s\n", st->mode, vis_str(&v, st->owner != NULL ?
+		    st->owner : "?"), vis_str(&v, st->group != NULL ?
+		    st->group : "?"), st->content.len, st->sha256);
 	else
 		buf_addstr(out, "    file          absent\n");
-	buf_addf(out, "    imported      %s\n", st->imported != NULL ?
-	    st->imported : "(none: the import failed or no file)");
+	buf_addf(out, "    imported      %s\n", vis_str(&v, st->imported !=
+	    NULL ? st->imported : "(none: the import failed or no file)"));
 	if (st->startup_error != NULL)
-		buf_addf(out, "    startup error %s\n", st->startup_error);
+		buf_addf(out, "    startup error %s\n",
+		    vis_str(&v, st->startup_error));
 	for (i = 0; i < hp->neffects; i++)
-		buf_addf(out, "    %-28s %s\n", hp->effects[i].name,
-		    shown(hp->effects[i].now, hp->effects[i].secret));
+		buf_addf(out, "    %-28s %s\n",
+		    vis_str(&v, hp->effects[i].name),
+		    vis_str(&v, shown(hp->effects[i].now,
+		    hp->effects[i].secret)));
+	vis_release(&v);
 }
 
 void
@@ -283,23 +301,24 @@ report_apply_result(struct buf *b, const struct apply_result *ar,
     const struct report_opts *ro)
 {
 	struct buf e = ENVCTL_BUF_INIT;
-	const char *msg;
+	struct vis v = ENVCTL_VIS_INIT;
+	const char *msg, *name = vis_str(&v, ar->host->name);
 
-	buf_addf(b, "%s%s%s: %s", ro->color ? "\033[1m" : "", ar->host->name,
+	buf_addf(b, "%s%s%s: %s", ro->color ? "\033[1m" : "", name,
 	    ro->color ? "\033[m" : "", outcome_name(ar->outcome));
 	if (ar->restored_id != NULL)
 		buf_addf(b, " (restored %s; the replaced file is backup %s)",
-		    ar->restored_id, ar->backup_id != NULL ? ar->backup_id :
-		    "-");
+		    vis_str(&v, ar->restored_id), vis_str(&v,
+		    ar->backup_id != NULL ? ar->backup_id : "-"));
 	else if (ar->backup_id != NULL)
-		buf_addf(b, " (backup %s)", ar->backup_id);
+		buf_addf(b, " (backup %s)", vis_str(&v, ar->backup_id));
 	if (ar->err.code != 0) {
 		err_format(&ar->err, &e);
 		msg = e.data;
 		/* The host's name leads the line already. */
-		if (strncmp(msg, ar->host->name, strlen(ar->host->name)) == 0 &&
-		    msg[strlen(ar->host->name)] == ':')
-			msg += strlen(ar->host->name) + 2;
+		if (strncmp(msg, name, strlen(name)) == 0 &&
+		    msg[strlen(name)] == ':')
+			msg += strlen(name) + 2;
 		buf_addf(b, ": %.*s", (int)strcspn(msg, "\n"), msg);
 		if (ar->err.code == ENVCTL_ECHANGED)
 			buf_addstr(b, " (changed since it was read: left as "
@@ -308,11 +327,12 @@ report_apply_result(struct buf *b, const struct apply_result *ar,
 	}
 	buf_addch(b, '\n');
 	if (ar->startup_error != NULL)
-		buf_addf(b, "    note      the restored file raises at startup: "
-		    "%s\n", ar->startup_error);
+		buf_addf(b, "    note      the restored file raises at "
+		    "startup: %s\n", vis_str(&v, ar->startup_error));
 	if (ar->warning != NULL)
 		buf_addf(b, "    %swarning%s   %s\n", ro->color ? "\033[33m" :
-		    "", ro->color ? "\033[m" : "", ar->warning);
+		    "", ro->color ? "\033[m" : "", vis_str(&v, ar->warning));
+	vis_release(&v);
 }
 
 void

@@ -375,6 +375,9 @@ sftp_status_text(int st)
  * lost connection makes the connection unusable.  err->cause stays 0:
  * err_format() reads it as an errno, and libssh's words are in the text.
  */
+static int	conn_fail(struct host_conn *, int, int, struct err *,
+		    const char *, ...) __attribute__((format(printf, 5, 6)));
+
 static int
 conn_fail(struct host_conn *c, int code, int sftp_st, struct err *err,
     const char *fmt, ...)

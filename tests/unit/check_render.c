@@ -201,7 +201,7 @@ static const struct env_err env_errs[] = {
 	{ { { "A=B", "x", NULL } }, 1, "invalid environment variable name "
 	    "'A=B': expected [A-Za-z_][A-Za-z0-9_]*" },
 	{ { { "A\n\"); x(\"", "x", NULL } }, 1, "invalid environment variable "
-	    "name 'A?\"); x(\"': expected [A-Za-z_][A-Za-z0-9_]*" },
+	    "name 'A\\n\"); x(\"': expected [A-Za-z_][A-Za-z0-9_]*" },
 	{ { { "caf\xc3\xa9", "x", NULL } }, 1, "invalid environment variable "
 	    "name 'caf\xc3\xa9': expected [A-Za-z_][A-Za-z0-9_]*" },
 	{ { { "A", "1", NULL }, { "B", "2", NULL }, { "A", "3", NULL } }, 3,
@@ -891,7 +891,7 @@ static const struct marker_err marker_errs[] = {
 	    "' marker inside the block of '" OWNER "' (begun at line 2): "
 	    "blocks cannot nest or overlap\n" },
 	{ S(B_M "\n# BEGIN envctl managed block: a\x01\xff \n" E_M "\n"),
-	    "site.py:2:1: '# BEGIN envctl managed block: a?\xff' marker "
+	    "site.py:2:1: '# BEGIN envctl managed block: a\\x01\\xff' marker "
 	    "inside the block of '" OWNER "' (begun at line 1): blocks "
 	    "cannot nest or overlap\n" },
 };
@@ -935,7 +935,7 @@ START_TEST(test_block_invalid)
 		    owners[i], S(body1), &err), ENVCTL_EINVALID);
 		want = xasprintf("invalid block owner name '%s': expected "
 		    "letters, digits and ._+@-\n",
-		    i == 1 ? "x?y" : owners[i]);
+		    i == 1 ? "x\\ny" : owners[i]);
 		err_is(&err, ENVCTL_EINVALID, want);
 		free(want);
 	}

@@ -1,0 +1,228 @@
+/*
+ * fuzz_report.c - what a host sends, all the way to the operator's screen.
+ *
+ * The input is an agent's hello reply, a NUL, and its read reply (JSON),
+ * as they come off the SSH channel from a host that may be broken or
+ * hostile.  They go through proto_reply_error(), plan_read() (hoststate,
+ * rendering against the host's file, diff) and every report of a host:
+ * text with and without colours, facts, JSON.  The first input byte picks
+ * the playbook: the shipped cuda13-nccl (mode file) or report-block.yaml
+ * (mode block, with a secret).
+ *
+ * Properties: the text is valid UTF-8 with no control character but the
+ * newlines between lines and tabs, and with colours no escape sequence but the
+ * report's own, so a host cannot move the cursor, retitle the terminal
+ * or forge a line; the first line names the host and every other line is
+ * indented; the JSON document can be built and dumped; the secret value
+ * is never shown, unless the host itself sent it outside the file.
+ */
+#include <jansson.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/err.h"
+#include "common/proto.h"
+#include "controller/inventory.h"
+#include "controller/plan.h"
+#include "controller/playbook.h"
+#include "controller/pylit.h"
+#include "controller/report.h"
+#include "tests/fuzz/fuzz.h"
+
+#define SECRET	"s3cr3t-T0ken-4711"
+
+static const char inventory[] =
+    "all:\n"
+    "  vars:\n"
+    "    cuda_home: /usr/local/cuda-13.0\n"
+    "    token: " SECRET "\n"
+    "  hosts:\n"
+    "    gpu-01:\n"
+    "      ansible_host: 127.0.0.1\n";
+
+static struct inventory *inv;
+static struct playbook *books[2];
+
+static void
+load_playbook(struct playbook **pb, const char *srcdir, const char *rel)
+{
+	struct err err = ENVCTL_ERR_INIT;
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", srcdir, rel);
+	if (playbook_load(pb, path, &err) != 0) {
+		fprintf(stderr, "fuzz_report: cannot load %s: %s\n", path,
+		    err.msg != NULL ? err.msg : "?");
+		exit(1);
+	}
+}
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	const char *srcdir = getenv("ENVCTL_SRCDIR");
+	struct err err = ENVCTL_ERR_INIT;
+
+	(void)argc;
+	(void)argv;
+	if (srcdir == NULL)
+		srcdir = ".";
+	if (inventory_load_string(&inv, inventory, strlen(inventory),
+	    "hosts.yaml", &err) != 0) {
+		fprintf(stderr, "fuzz_report: bad inventory\n");
+		exit(1);
+	}
+	load_playbook(&books[0], srcdir, "playbooks/cuda13-nccl.yaml");
+	load_playbook(&books[1], srcdir, "tests/fuzz/report-block.yaml");
+	return 0;
+}
+
+/* Whether the n bytes at hay hold needle. */
+static int
+holds(const char *hay, size_t n, const char *needle)
+{
+	size_t m = strlen(needle), i;
+
+	for (i = 0; i + m <= n; i++)
+		if (memcmp(hay + i, needle, m) == 0)
+			return 1;
+	return 0;
+}
+
+/* Lines of a host's text report: named first line, the rest indented. */
+static void
+check_lines(const struct buf *b, const char *name)
+{
+	const char *p = b->data, *end = b->data + b->len, *nl;
+	size_t len = strlen(name);
+	int first = 1;
+
+	FUZZ_ASSERT(pylit_utf8_valid(b->data, b->len, NULL));
+	for (; p < end; p = nl + 1, first = 0) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		FUZZ_ASSERT(nl != NULL);
+		if (first)
+			FUZZ_ASSERT((size_t)(nl - p) > len &&
+			    memcmp(p, name, len) == 0 && p[len] == ':');
+		else
+			FUZZ_ASSERT(nl - p >= 4 && memcmp(p, "    ", 4) == 0);
+	}
+}
+
+/* No control character but '\n', a diff's tabs and the report's colours. */
+static void
+check_controls(const struct buf *b, int color)
+{
+	static const char *const own[] = { "\033[31m", "\033[32m",
+		"\033[33m", "\033[36m", "\033[1m", "\033[m" };
+	size_t i, k;
+
+	for (i = 0; i < b->len; i++) {
+		unsigned char c = (unsigned char)b->data[i];
+
+		if (c == '\n' || c == '\t' || (c >= 0x20 && c != 0x7f))
+			continue;
+		FUZZ_ASSERT(color && c == 0x1b);
+		for (k = 0; k < sizeof(own) / sizeof(own[0]); k++)
+			if (strncmp(b->data + i, own[k], strlen(own[k])) == 0)
+				break;
+		FUZZ_ASSERT(k < sizeof(own) / sizeof(own[0]));
+	}
+	/* C1 controls and bidirectional overrides, as UTF-8. */
+	FUZZ_ASSERT(!holds(b->data, b->len, "\xc2\x9b"));
+	FUZZ_ASSERT(!holds(b->data, b->len, "\xe2\x80\xae"));
+}
+
+/* Whether any string of v (keys too), the file's base64 aside, holds s. */
+static int
+sent(const json_t *v, const char *s)
+{
+	const char *key;
+	json_t *m;
+	size_t i;
+
+	if (json_is_string(v))
+		return strstr(json_string_value(v), s) != NULL;
+	if (json_is_array(v)) {
+		json_array_foreach(v, i, m)
+			if (sent(m, s))
+				return 1;
+	}
+	if (json_is_object(v)) {
+		json_object_foreach((json_t *)v, key, m)
+			if (strstr(key, s) != NULL ||
+			    (strcmp(key, "data") != 0 && sent(m, s)))
+				return 1;
+	}
+	return 0;
+}
+
+static void
+report_all(const struct host_plan *hp, int check_secret)
+{
+	struct report_opts ro = { 0, 1, 0, 1 };
+	struct buf b = ENVCTL_BUF_INIT;
+	json_t *j;
+	char *dump;
+
+	for (ro.color = 0; ro.color <= 1; ro.color++) {
+		buf_reset(&b);
+		report_plan_host(&b, hp, &ro);
+		check_controls(&b, ro.color);
+		if (!ro.color)
+			check_lines(&b, hp->host->name);
+		if (check_secret)
+			FUZZ_ASSERT(!holds(b.data, b.len, SECRET));
+		buf_reset(&b);
+		report_facts_host(&b, hp, &ro);
+		check_controls(&b, ro.color);
+		if (check_secret)
+			FUZZ_ASSERT(!holds(b.data, b.len, SECRET));
+	}
+	j = report_plan_json(hp);
+	FUZZ_ASSERT(j != NULL);
+	dump = json_dumps(j, JSON_COMPACT);
+	FUZZ_ASSERT(dump != NULL);
+	if (check_secret)
+		FUZZ_ASSERT(strstr(dump, SECRET) == NULL);
+	free(dump);
+	json_decref(j);
+	buf_release(&b);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const struct playbook *pb;
+	struct host_plan hp;
+	const uint8_t *nul;
+	json_t *hello = NULL, *read = NULL;
+	int check_secret;
+
+	if (size < 1)
+		return 0;
+	pb = books[data[0] & 1];
+	data++;
+	size--;
+	if ((nul = memchr(data, '\0', size)) == NULL)
+		return 0;
+	hello = json_loadb((const char *)data, (size_t)(nul - data), 0, NULL);
+	read = json_loadb((const char *)nul + 1, size - (size_t)(nul - data) -
+	    1, 0, NULL);
+	if (!json_is_object(hello) || !json_is_object(read))
+		goto out;
+	check_secret = !sent(hello, SECRET) && !sent(read, SECRET);
+	memset(&hp, 0, sizeof(hp));
+	FUZZ_ASSERT(plan_begin(&hp, inventory_host(inv, 0), pb) == 0);
+	if (proto_reply_error(hello, &hp.err) == 0 &&
+	    proto_reply_error(read, &hp.err) == 0)
+		plan_read(&hp, pb, hello, read);
+	report_all(&hp, check_secret);
+	plan_release(&hp);
+out:
+	json_decref(hello);
+	json_decref(read);
+	return 0;
+}
