@@ -3,7 +3,7 @@
 # seed is caught by what Python does, not by a text diff; a converged host
 # is in sync; plan writes nothing; a cached agent costs one channel and no
 # SFTP; -o records what was read; --json has the documented shape; exit
-# codes 0/1/2.
+# codes 0/1/2; escape sequences a host sends are shown as text.
 
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -165,3 +165,33 @@ assert_contains "$out" "gpu-02: unreachable" "refused port: unreachable"
 # --- nothing was written by any of it -----------------------------------
 changed=$(fleet_changed "$E2E_TMP/before")
 assert_eq "$changed" "" "hosts whose file changed"
+
+# --- what a host sends is shown as text, never as terminal control -------
+# A sitecustomize whose value, exception and comment carry escape
+# sequences (clear screen, title, a forged "ok" line).
+f=$(host_file gpu-02)
+cp "$f" "$E2E_TMP/gpu-02.saved"
+{
+	printf 'import os\n'
+	printf '# hidden \033[8m text \033[2J\n'
+	printf 'os.environ["NCCL_PROTO"] = "LL\\x1b]0;pwned\\x07"\n'
+	printf 'raise RuntimeError("\\x1b[2J\\x1b[Hgpu-02: ok\\nmore")\n'
+} >"$f"
+for cmd in plan facts; do
+	out=$("${ENVCTL[@]}" "$cmd" "$FLEET_INVENTORY" "${KH[@]}" -l gpu-02 \
+	    --color never 2>&1)
+	case $out in
+	*$'\033'*|*$'\007'*) fail "$cmd: a control character reached the output: $out" ;;
+	esac
+	assert_contains "$out" 'RuntimeError: \x1b[2J\x1b[Hgpu-02: ok' \
+	    "$cmd: the startup error shown with escapes"
+	assert_contains "$out" 'LL\x1b]0;pwned\x07' \
+	    "$cmd: the effective value shown with escapes"
+done
+out=$("${ENVCTL[@]}" plan "$FLEET_INVENTORY" "${KH[@]}" -l gpu-02 \
+    --color always 2>&1)
+assert_contains "$out" '-# hidden \x1b[8m text \x1b[2J' \
+    "plan: the diff line shown with escapes"
+assert_eq "$(printf '%s' "$out" | tr -d '\n' | grep -c $'\033\\[[28]')" 0 \
+    "plan --color always: only the report's own colours"
+cp "$E2E_TMP/gpu-02.saved" "$f"
