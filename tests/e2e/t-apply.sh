@@ -112,6 +112,22 @@ assert_contains "$out" "changed since the plan was made" "stale plan: reason"
 out=$("${E[@]}" backups "$INV" "${KH[@]}" -l gpu-01 2>&1)
 assert_eq "$?" 0 "backups exit status"
 assert_contains "$out" "gpu-01: 2 backups of $FLEET_ETC_SITE" "backups lists two"
+# Backup metadata comes from the host: an escape sequence in it is text.
+meta=$(backups_of gpu-01 | tail -n 1).json
+cp "$meta" "$E2E_TMP/meta.saved"
+python3 - "$meta" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["controller"] = "ops\x1b[2J\x1b]52;c;ZXZpbA==\x07"
+json.dump(m, open(sys.argv[1], "w"))
+PY
+out=$("${E[@]}" backups "$INV" "${KH[@]}" -l gpu-01 2>&1)
+case $out in
+*$'\033'*|*$'\007'*) fail "backups: a control character reached the output" ;;
+esac
+assert_contains "$out" 'from ops\x1b[2J\x1b]52;c;ZXZpbA==\x07' \
+    "backups: metadata shown with escapes"
+cp "$E2E_TMP/meta.saved" "$meta"
 out=$("${E[@]}" rollback "$INV" "${KH[@]}" -l gpu-01 --yes 2>&1)
 assert_eq "$?" 0 "rollback exit status"
 assert_contains "$out" "gpu-01: changed (restored " "rollback restored a backup"
