@@ -1,9 +1,9 @@
 # envctl - one GNU Makefile (git's style).  Quiet unless V=1.
 #
 #   make                 build envctl and envctl-agent
-#   make check           lints, unit tests, e2e against real sshd hosts, the
-#                        bench's proxy test, then the unit tests under
-#                        ASan+UBSan
+#   make check           lints, unit tests, the fuzz corpus, e2e against
+#                        real sshd hosts, the bench's proxy test, then the
+#                        unit tests and the fuzz corpus under ASan+UBSan
 #   make bench           speed against OpenSSH, parallel-ssh, Ansible (root)
 #   make bench-scale     envctl plan on 1000 inventory hosts (root)
 #   make demo            a 3-host demo fleet and its plan (root)
@@ -197,7 +197,8 @@ fuzz:
 	    FUZZ_LDFLAGS=-fsanitize=fuzzer $(FUZZ_B)/fuzz/fuzz_$(FUZZ)
 	$(Q)mkdir -p build/fuzz-corpus/$(FUZZ)
 	$(Q)$(TEST_ENV) $(FUZZ_B)/fuzz/fuzz_$(FUZZ) \
-	    -max_total_time=$(or $(FUZZTIME),60) -artifact_prefix=build/fuzz-crash- \
+	    -max_total_time=$(or $(FUZZTIME),60) \
+	    -artifact_prefix=build/fuzz-crash- \
 	    build/fuzz-corpus/$(FUZZ) tests/fuzz/corpus/$(FUZZ)
 
 # End-to-end scenarios against real sshd test hosts (needs root).
