@@ -4,6 +4,7 @@
 
 #include "common/buf.h"
 #include "common/err.h"
+#include "common/strutil.h"
 #include "common/xmalloc.h"
 #include "controller/cmd.h"
 #include "controller/context.h"
@@ -25,6 +26,7 @@ check_hosts(const struct context *ctx, int verbose, struct err *err)
 	struct err e = ENVCTL_ERR_INIT;
 	struct desired d;
 	struct buf line = ENVCTL_BUF_INIT;
+	struct vis v = ENVCTL_VIS_INIT;
 	const struct host *h;
 	size_t i, j;
 
@@ -37,16 +39,18 @@ check_hosts(const struct context *ctx, int verbose, struct err *err)
 			err_move(err, &e);
 		else if (verbose) {
 			buf_reset(&line);
-			buf_addf(&line, "%s:", h->name);
+			buf_addf(&line, "%s:", vis_str(&v, h->name));
 			for (j = 0; j < d.nvars; j++)
-				buf_addf(&line, " %s=%s", d.vars[j].name,
-				    d.vars[j].secret ? "********" :
-				    d.vars[j].value);
+				buf_addf(&line, " %s=%s",
+				    vis_str(&v, d.vars[j].name),
+				    vis_str(&v, d.vars[j].secret ? "********" :
+				    d.vars[j].value));
 			out_printf("%s\n", line.data);
 		}
 		desired_release(&d);
 	}
 	buf_release(&line);
+	vis_release(&v);
 }
 
 int
