@@ -88,12 +88,17 @@ warnings_text(struct apply_result *ar, const json_t *w)
 	buf_release(&b);
 }
 
-/* Fills ar from an ok:true reply. */
-static void
-read_reply(struct apply_result *ar, const json_t *reply)
+void
+apply_reply(struct apply_result *ar, const json_t *reply)
 {
 	const json_t *v;
 
+	ar->outcome = ENVCTL_OUT_FAILED;
+	if (proto_reply_error(reply, &ar->err) != 0) {
+		v = json_object_get(reply, "detail");
+		ar->restored = json_is_true(json_object_get(v, "restored"));
+		return;
+	}
 	ar->outcome = json_is_true(json_object_get(reply, "changed")) ?
 	    ENVCTL_OUT_CHANGED : ENVCTL_OUT_OK;
 	ar->backup_id = dup_member(json_object_get(reply, "backup"), "id");
@@ -132,24 +137,16 @@ apply_on(struct apply_result *ar, struct agentlink *l, const struct host *h,
     const struct playbook *pb, const struct apply_input *in,
     const struct apply_opts *o)
 {
-	json_t *req, *reply = NULL, *detail;
+	json_t *req, *reply = NULL;
 
 	ar->host = h;
 	ar->outcome = ENVCTL_OUT_FAILED;
 	req = request(h, pb, in, o);
 	/* Connecting and reading keep --timeout; the change may take longer. */
 	agentlink_set_timeout(l, o->change_timeout);
-	if (agentlink_send(l, req, &ar->err) != 0 ||
-	    agentlink_recv(l, &reply, &ar->err) != 0)
-		goto out;
-	if (proto_reply_error(reply, &ar->err) != 0) {
-		detail = json_object_get(reply, "detail");
-		ar->restored = json_is_true(json_object_get(detail,
-		    "restored"));
-		goto out;
-	}
-	read_reply(ar, reply);
-out:
+	if (agentlink_send(l, req, &ar->err) == 0 &&
+	    agentlink_recv(l, &reply, &ar->err) == 0)
+		apply_reply(ar, reply);
 	if (ar->err.code != 0)
 		err_sethost(&ar->err, h->name);
 	json_decref(req);

@@ -11,6 +11,7 @@
 #ifndef ENVCTL_CONTROLLER_APPLY_H
 #define ENVCTL_CONTROLLER_APPLY_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "common/buf.h"
@@ -69,6 +70,12 @@ void	apply_input_from_plan(struct apply_input *in,
 void	apply_host(struct apply_result *ar, const struct host *h,
 	    const struct playbook *pb, const struct apply_input *in,
 	    const struct apply_opts *o);
+/*
+ * Fills ar (host set, the rest zeroed) from the agent's reply to "apply"
+ * or "rollback", as a host sent it: ok:false is failed with the agent's
+ * error (and whether the old file was restored), else changed or ok.
+ */
+void	apply_reply(struct apply_result *ar, const json_t *reply);
 /* As apply_host, on an agent session that is already open. */
 void	apply_on(struct apply_result *ar, struct agentlink *l,
 	    const struct host *h, const struct playbook *pb,

@@ -20,21 +20,13 @@ member(const json_t *o, const char *key)
 	return s != NULL ? xstrdup(s) : NULL;
 }
 
-int
-backups_fetch(struct backup_list *bl, struct agentlink *l, const char *path,
-    const struct playbook *pb, struct err *err)
+void
+backups_parse(struct backup_list *bl, const json_t *reply)
 {
-	json_t *req, *reply = NULL, *list, *e;
+	const json_t *list, *e;
 	size_t i;
-	int r;
 
 	memset(bl, 0, sizeof(*bl));
-	req = json_pack("{s:s, s:i, s:s, s:{s:s}}", "op", "backups", "id", 3,
-	    "path", path, "backup", "dir", pb->backup_dir);
-	if ((r = agentlink_send(l, req, err)) != 0 ||
-	    (r = agentlink_recv(l, &reply, err)) != 0 ||
-	    (r = proto_reply_error(reply, err)) != 0)
-		goto out;
 	bl->real = member(reply, "real");
 	list = json_object_get(reply, "backups");
 	bl->v = xcalloc(json_array_size(list) + 1, sizeof(*bl->v));
@@ -55,7 +47,22 @@ backups_fetch(struct backup_list *bl, struct agentlink *l, const char *path,
 		b->controller = member(e, "controller");
 		bl->n++;
 	}
-out:
+}
+
+int
+backups_fetch(struct backup_list *bl, struct agentlink *l, const char *path,
+    const struct playbook *pb, struct err *err)
+{
+	json_t *req, *reply = NULL;
+	int r;
+
+	memset(bl, 0, sizeof(*bl));
+	req = json_pack("{s:s, s:i, s:s, s:{s:s}}", "op", "backups", "id", 3,
+	    "path", path, "backup", "dir", pb->backup_dir);
+	if ((r = agentlink_send(l, req, err)) == 0 &&
+	    (r = agentlink_recv(l, &reply, err)) == 0 &&
+	    (r = proto_reply_error(reply, err)) == 0)
+		backups_parse(bl, reply);
 	json_decref(req);
 	json_decref(reply);
 	return r;

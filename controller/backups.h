@@ -9,6 +9,7 @@
 #ifndef ENVCTL_CONTROLLER_BACKUPS_H
 #define ENVCTL_CONTROLLER_BACKUPS_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "common/err.h"
@@ -38,6 +39,11 @@ struct backup_list {
 /* Fetches the list for path; ENVCTL_EREMOTE etc. from the agent. */
 int	backups_fetch(struct backup_list *bl, struct agentlink *l,
 	    const char *path, const struct playbook *pb, struct err *err);
+/*
+ * Fills bl from the agent's ok:true "backups" reply, as a host sent it:
+ * entries without an id are left out, other missing fields are NULL or 0.
+ */
+void	backups_parse(struct backup_list *bl, const json_t *reply);
 /*
  * The backup rollback restores: the one named to, or for "latest" the
  * newest whose bytes differ from the current file (current_sha256, "" when

@@ -1,13 +1,16 @@
 /*
  * fuzz_report.c - what a host sends, all the way to the operator's screen.
  *
- * The input is an agent's hello reply, a NUL, and its read reply (JSON),
- * as they come off the SSH channel from a host that may be broken or
- * hostile.  They go through proto_reply_error(), plan_read() (hoststate,
- * rendering against the host's file, diff) and every report of a host:
- * text with and without colours, facts, JSON.  The first input byte picks
- * the playbook: the shipped cuda13-nccl (mode file) or report-block.yaml
- * (mode block, with a secret).
+ * The input is a selector byte, an agent's hello reply, a NUL, and a
+ * second reply (JSON), as they come off the SSH channel from a host that
+ * may be broken or hostile.  The selector's bit 0 picks the playbook: the
+ * shipped cuda13-nccl (mode file) or report-block.yaml (mode block, with
+ * a secret); the rest, what the second reply answers:
+ * - a read: both go through proto_reply_error(), plan_read() (hoststate,
+ *   rendering against the host's file, diff) and every report of a host:
+ *   text with and without colours, facts, JSON;
+ * - an apply or rollback: apply_reply() and report_apply_result();
+ * - a backups listing: backups_parse(), backups_text(), backups_pick().
  *
  * Properties: the text is valid UTF-8 with no control character but the
  * newlines between lines and tabs, and with colours no escape sequence but the
@@ -24,6 +27,8 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/proto.h"
+#include "controller/apply.h"
+#include "controller/backups.h"
 #include "controller/inventory.h"
 #include "controller/plan.h"
 #include "controller/playbook.h"
@@ -192,6 +197,55 @@ report_all(const struct host_plan *hp, int check_secret)
 	buf_release(&b);
 }
 
+static void
+apply_answer(const json_t *reply)
+{
+	struct report_opts ro = { 0, 1, 0, 1 };
+	struct buf b = ENVCTL_BUF_INIT;
+	struct apply_result ar;
+
+	memset(&ar, 0, sizeof(ar));
+	ar.host = inventory_host(inv, 0);
+	apply_reply(&ar, reply);
+	FUZZ_ASSERT(ar.outcome == ENVCTL_OUT_FAILED ? ar.err.code != 0 :
+	    ar.err.code == 0);
+	for (ro.color = 0; ro.color <= 1; ro.color++) {
+		buf_reset(&b);
+		report_apply_result(&b, &ar, &ro);
+		check_controls(&b, ro.color);
+		if (!ro.color)
+			check_lines(&b, ar.host->name);
+	}
+	apply_result_release(&ar);
+	buf_release(&b);
+}
+
+static void
+backups_answer(const json_t *reply)
+{
+	const struct backup_entry *e;
+	struct buf b = ENVCTL_BUF_INIT;
+	struct backup_list bl;
+	size_t i;
+
+	backups_parse(&bl, reply);
+	/* A first line as the command prints it, then the listing. */
+	buf_addstr(&b, "gpu-01: backups\n");
+	backups_text(&b, &bl);
+	check_controls(&b, 0);
+	check_lines(&b, "gpu-01");
+	for (i = 0; i < bl.n; i++)
+		FUZZ_ASSERT(bl.v[i].id != NULL);
+	if (bl.n > 0)
+		FUZZ_ASSERT(backups_pick(&bl, bl.v[bl.n - 1].id, "") != NULL);
+	e = backups_pick(&bl, "latest", "");
+	FUZZ_ASSERT(e == NULL || (e >= bl.v && e < bl.v + bl.n));
+	e = backups_pick(&bl, "latest", "ada22e26fcb9");
+	FUZZ_ASSERT(e == NULL || (e >= bl.v && e < bl.v + bl.n));
+	backup_list_release(&bl);
+	buf_release(&b);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -199,11 +253,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct host_plan hp;
 	const uint8_t *nul;
 	json_t *hello = NULL, *read = NULL;
-	int check_secret;
+	int check_secret, what;
 
 	if (size < 1)
 		return 0;
 	pb = books[data[0] & 1];
+	what = (data[0] >> 1) % 3;
 	data++;
 	size--;
 	if ((nul = memchr(data, '\0', size)) == NULL)
@@ -211,7 +266,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	hello = json_loadb((const char *)data, (size_t)(nul - data), 0, NULL);
 	read = json_loadb((const char *)nul + 1, size - (size_t)(nul - data) -
 	    1, 0, NULL);
-	if (!json_is_object(hello) || !json_is_object(read))
+	if (what == 1 && json_is_object(read))
+		apply_answer(read);
+	if (what == 2 && json_is_object(read))
+		backups_answer(read);
+	if (what != 0 || !json_is_object(hello) || !json_is_object(read))
 		goto out;
 	/* Only report-block.yaml says the value is a secret. */
 	check_secret = pb == books[1] && !sent(hello, SECRET) &&
