@@ -172,11 +172,11 @@ job_json(const struct job *j)
 static void
 planned_line(struct buf *b, const struct job *j)
 {
+	struct vis v = ENVCTL_VIS_INIT;
+
 	if (!j->planned || (j->plan_outcome != ENVCTL_OUT_FAILED &&
 	    j->plan_outcome != ENVCTL_OUT_UNREACHABLE))
 		return;
-	struct vis v = ENVCTL_VIS_INIT;
-
 	buf_addf(b, "%s: %s when the plan was made; not applied\n",
 	    vis_str(&v, j->name), outcome_name(j->plan_outcome));
 	vis_release(&v);

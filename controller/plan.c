@@ -114,7 +114,6 @@ plan_read(struct host_plan *hp, const struct playbook *pb,
 	struct buf la = ENVCTL_BUF_INIT, lb = ENVCTL_BUF_INIT;
 	int r;
 
-	hp->outcome = ENVCTL_OUT_FAILED;
 	if ((r = hoststate_parse(&hp->st, hello, read, &hp->err)) != 0)
 		goto out;
 	hp->have_state = 1;

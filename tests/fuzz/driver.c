@@ -14,6 +14,7 @@
 
 #include "common/buf.h"
 #include "common/err.h"
+#include "common/xmalloc.h"
 #include "tests/fuzz/fuzz.h"
 
 /* Largest input: libFuzzer's default -max_len is far below. */
@@ -27,6 +28,7 @@ run_file(const char *path, size_t *n)
 {
 	struct err err = ENVCTL_ERR_INIT;
 	struct buf b;
+	uint8_t *copy;
 	int r;
 
 	buf_init(&b, FUZZ_INPUT_MAX);
@@ -38,15 +40,10 @@ run_file(const char *path, size_t *n)
 		return -1;
 	}
 	/* A copy of exactly len bytes, so ASan sees reads past the end. */
-	{
-		uint8_t *copy = malloc(b.len > 0 ? b.len : 1);
-
-		if (copy == NULL)
-			abort();
-		memcpy(copy, b.data, b.len);
-		LLVMFuzzerTestOneInput(copy, b.len);
-		free(copy);
-	}
+	copy = xmalloc(b.len > 0 ? b.len : 1);
+	memcpy(copy, b.data, b.len);
+	LLVMFuzzerTestOneInput(copy, b.len);
+	free(copy);
 	buf_release(&b);
 	(*n)++;
 	return 0;
@@ -64,7 +61,7 @@ run_dir(const char *dir, size_t *n)
 {
 	struct dirent *de;
 	char **names = NULL, *path;
-	size_t count = 0, i;
+	size_t count = 0, alloc = 0, i;
 	DIR *dp;
 	int r = 0;
 
@@ -76,24 +73,15 @@ run_dir(const char *dir, size_t *n)
 	while ((de = readdir(dp)) != NULL) {
 		if (de->d_name[0] == '.')
 			continue;
-		names = realloc(names, (count + 1) * sizeof(*names));
-		if (names == NULL || (names[count] = strdup(de->d_name)) ==
-		    NULL)
-			abort();
-		count++;
+		ENVCTL_GROW(names, count + 1, alloc);
+		names[count++] = xstrdup(de->d_name);
 	}
 	closedir(dp);
 	if (count > 0)
 		qsort(names, count, sizeof(*names), cmp_names);
 	for (i = 0; i < count; i++) {
 		if (r == 0) {
-			if ((path = malloc(strlen(dir) + strlen(names[i]) +
-			    2)) == NULL)
-				abort();
-			memcpy(path, dir, strlen(dir));
-			path[strlen(dir)] = '/';
-			memcpy(path + strlen(dir) + 1, names[i],
-			    strlen(names[i]) + 1);
+			path = xasprintf("%s/%s", dir, names[i]);
 			r = run_file(path, n);
 			free(path);
 		}

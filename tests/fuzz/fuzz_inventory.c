@@ -17,6 +17,7 @@
 
 #include "common/buf.h"
 #include "common/err.h"
+#include "common/xmalloc.h"
 #include "controller/hostpattern.h"
 #include "controller/inventory.h"
 #include "tests/fuzz/fuzz.h"
@@ -52,9 +53,8 @@ select_count(const struct inventory *inv, const char *pattern, int *rc)
 {
 	struct err err = ENVCTL_ERR_INIT;
 	size_t n = inventory_nhosts(inv), count = 12345, i, set = 0;
-	unsigned char *sel = malloc(n);
+	unsigned char *sel = xmalloc(n);
 
-	FUZZ_ASSERT(sel != NULL);
 	*rc = hostpattern_select(inv, pattern, sel, &count, &err);
 	for (i = 0; i < n; i++) {
 		FUZZ_ASSERT(sel[i] == 0 || sel[i] == 1);
@@ -131,12 +131,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	plen = (size_t)(nl - data);
 	if (plen <= PATTERN_MAX && memchr(data, '\0', plen) == NULL &&
-	    memchr(data, '@', plen) == NULL) {
-		if ((pattern = malloc(plen + 1)) == NULL)
-			abort();
-		memcpy(pattern, data, plen);
-		pattern[plen] = '\0';
-	}
+	    memchr(data, '@', plen) == NULL)
+		pattern = xstrndup((const char *)data, plen);
 	r = inventory_load_string(&inv, (const char *)nl + 1,
 	    size - plen - 1, "hosts.yaml", &err);
 	if (r == 0) {

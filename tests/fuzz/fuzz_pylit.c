@@ -17,6 +17,7 @@
 
 #include "common/buf.h"
 #include "common/err.h"
+#include "common/xmalloc.h"
 #include "controller/pylit.h"
 #include "tests/fuzz/fuzz.h"
 
@@ -174,13 +175,11 @@ is_alpha_(int c)
 static void
 identifier(const uint8_t *data, size_t size)
 {
-	char *s = malloc(size + 1);
+	/* Up to the first NUL, as a C string holds it. */
+	char *s = xstrndup((const char *)data, size);
 	size_t i;
 	int want;
 
-	FUZZ_ASSERT(s != NULL);
-	memcpy(s, data, size);
-	s[size] = '\0';
 	want = is_alpha_((unsigned char)s[0]);
 	for (i = 1; want && s[i] != '\0'; i++)
 		want = is_alpha_((unsigned char)s[i]) ||

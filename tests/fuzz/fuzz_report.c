@@ -20,13 +20,13 @@
  * is never shown, unless the host itself sent it outside the file.
  */
 #include <jansson.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/proto.h"
+#include "common/xmalloc.h"
 #include "controller/apply.h"
 #include "controller/backups.h"
 #include "controller/inventory.h"
@@ -54,14 +54,14 @@ static void
 load_playbook(struct playbook **pb, const char *srcdir, const char *rel)
 {
 	struct err err = ENVCTL_ERR_INIT;
-	char path[PATH_MAX];
+	char *path = xasprintf("%s/%s", srcdir, rel);
 
-	snprintf(path, sizeof(path), "%s/%s", srcdir, rel);
 	if (playbook_load(pb, path, &err) != 0) {
 		fprintf(stderr, "fuzz_report: cannot load %s: %s\n", path,
 		    err.msg != NULL ? err.msg : "?");
 		exit(1);
 	}
+	free(path);
 }
 
 int
