@@ -29,11 +29,16 @@
 /*
  * The server: argv[1] is the script each child runs, its text or the
  * absolute path of its file (cache.h), loaded as CACHE_SCRIPT_BOOT loads
- * one.  It talks over fd 0
- * (SOCK_SEQPACKET, one message each): "ready\0E\0NAME=value..." (E:
- * sys.flags.ignore_environment, then its environment, to tell whether a
- * wrapper set PYTHON* variables), or it exits at once if site was
- * imported (a wrapper that drops -S); then per run it receives
+ * one; argv[2], if given, is "classic".  It drops its own imports from
+ * sys.modules, then (not classic) does site.main() but for the two
+ * customize imports, with fds 1 and 2 on memfds to keep what that
+ * printed.  It talks over fd 0 (SOCK_SEQPACKET, one message each):
+ * "ready\0E\0NAME=value..." (E: sys.flags.ignore_environment, then its
+ * environment as it started, to tell whether a wrapper set PYTHON*
+ * variables); "threads" if site-packages left a thread running, and it
+ * exits (the agent starts it again, classic); or it exits at once if
+ * site was imported (a wrapper that drops -S), or if site.main() raised.
+ * Then per run it receives
  * "run\0N\0" + N "NAME=value" + the arguments, all NUL-separated, with
  * the child's stdout and stderr as SCM_RIGHTS, and answers "pid P", then
  * "exit CODE STATUS" (waitid's si_code and si_status; the child is left a
@@ -41,8 +46,12 @@
  * "last" instead of "run": it answers "pid" with its own pid and does the
  * run itself, without a fork, ending with it; the agent, its parent,
  * waits for it.
- * The child does what start-up does after the core (see forkserver.h);
- * the names it uses are bound as defaults because it empties __main__.
+ * The child does what start-up does after that (see forkserver.h): it
+ * writes again what site.main() printed, takes the environment as
+ * site.main() left it, puts PYTHONPATH first in sys.path as start-up
+ * would have (absolute, without duplicates), imports sitecustomize and
+ * usercustomize; a classic child runs the whole site.main() itself.  The
+ * names it uses are bound as defaults because it empties __main__.
  * When site initialisation itself ends the interpreter (a sitecustomize
  * that raises SystemExit or KeyboardInterrupt), which Python versions
  * report differently, the child exits AFRESH and the run is started
@@ -50,11 +59,11 @@
  * it catches to SIGKILL the run in progress, its group first, then exit;
  * SIGTERM is blocked around fork() so that no child escapes that, and
  * set back to its default in the child.
- * Python 3.3 and later.
+ * Python 3.3 and later; classic without os.memfd_create() (before 3.8).
  */
 static const char server[] =
     "import sys, os\n"
-    "def _envctl_child(code, fds, base, extra, args, mine, os=os, sys=sys):\n"
+    "def _envctl_child(code, fds, base, extra, args, st, os=os, sys=sys):\n"
     "    os.setpgid(0, 0)\n"
     "    z = os.open('/dev/null', os.O_RDONLY)\n"
     "    os.dup2(z, 0)\n"
@@ -63,31 +72,86 @@ static const char server[] =
     "    for fd in fds + [z]:\n"
     "        if fd > 2:\n"
     "            os.close(fd)\n"
+    "    site, said = st\n"
+    "    for fd, b in said:\n"
+    "        while b:\n"
+    "            b = b[os.write(fd, b):]\n"
     "    os.environ.clear()\n"
     "    for k, v in base + extra:\n"
     "        os.environb[k] = v\n"
     "    sys.argv[:] = ['-c'] + [os.fsdecode(a) for a in args]\n"
     "    if sys.path[:1] == ['']:\n"
     "        del sys.path[0]\n"
-    "    p = os.environ.get('PYTHONPATH')\n"
-    "    if p:\n"
-    "        sys.path[0:0] = [d for d in p.split(os.pathsep) if d]\n"
+    "    p = os.environ.get('PYTHONPATH', '').split(os.pathsep)\n"
+    "    p = [d for d in p if d]\n"
+    "    if site is None:\n"
+    "        sys.path[0:0] = p\n"
+    "    elif p:\n"
+    "        q = []\n"
+    "        for d in [os.path.abspath(d) for d in p] + sys.path:\n"
+    "            if d not in q:\n"
+    "                q.append(d)\n"
+    "        sys.path[:] = q\n"
     "    if os.environ.get('PYTHONDONTWRITEBYTECODE'):\n"
     "        sys.dont_write_bytecode = True\n"
     "    sys.path_importer_cache.clear()\n"
-    "    for m in mine:\n"
-    "        del sys.modules[m]\n"
     "    g = sys.modules['__main__'].__dict__\n"
     "    for k in [k for k in g if k[:2] != '__']:\n"
     "        del g[k]\n"
-    "    import site\n"
     "    try:\n"
-    "        site.main()\n"
+    "        if site is None:\n"
+    "            import site\n"
+    "            site.main()\n"
+    "        else:\n"
+    "            site.execsitecustomize()\n"
+    "            if site.ENABLE_USER_SITE:\n"
+    "                site.execusercustomize()\n"
     "    except BaseException:\n"
     "        os._exit(255)\n"
     "    sys.path.insert(0, '')\n"
     "    exec(code, g)\n"
     "    return 0\n"
+    "def _envctl_site(os=os, sys=sys):\n"
+    "    try:\n"
+    "        fds = [os.memfd_create('envctl-site') for i in (1, 2)]\n"
+    "    except (AttributeError, OSError):\n"
+    "        return None, ()\n"
+    "    if sys.path[:1] == ['']:\n"
+    "        del sys.path[0]\n"
+    "    import site\n"
+    "    keep = [os.dup(1), os.dup(2)]\n"
+    "    os.dup2(fds[0], 1)\n"
+    "    os.dup2(fds[1], 2)\n"
+    "    c = site.execsitecustomize, site.execusercustomize\n"
+    "    site.execsitecustomize = site.execusercustomize = lambda: None\n"
+    "    try:\n"
+    "        site.main()\n"
+    "    finally:\n"
+    "        site.execsitecustomize, site.execusercustomize = c\n"
+    "        for f in (sys.stdout, sys.stderr):\n"
+    "            try:\n"
+    "                f.flush()\n"
+    "            except BaseException:\n"
+    "                pass\n"
+    "        os.dup2(keep[0], 1)\n"
+    "        os.dup2(keep[1], 2)\n"
+    "    said = []\n"
+    "    for fd, m in zip((1, 2), fds):\n"
+    "        os.lseek(m, 0, 0)\n"
+    "        b = d = os.read(m, 1 << 16)\n"
+    "        while d:\n"
+    "            d = os.read(m, 1 << 16)\n"
+    "            b += d\n"
+    "        if b:\n"
+    "            said.append((fd, b))\n"
+    "    for fd in fds + keep:\n"
+    "        os.close(fd)\n"
+    "    try:\n"
+    "        if len(os.listdir('/proc/self/task')) == 1:\n"
+    "            return site, said\n"
+    "    except OSError:\n"
+    "        pass\n"
+    "    return None\n"
     "def _envctl_server(os=os, sys=sys):\n"
     "    if not sys.flags.no_site or 'site' in sys.modules:\n"
     "        return\n"
@@ -97,7 +161,8 @@ static const char server[] =
     "        import _signal as sig\n"
     "    except ImportError:\n"
     "        import signal as sig\n"
-    "    mine = [m for m in sys.modules if m not in before]\n"
+    "    for m in [m for m in sys.modules if m not in before]:\n"
+    "        del sys.modules[m]\n"
     "    cur = [0]\n"
     "    def die(n, f):\n"
     "        if cur[0]:\n"
@@ -122,11 +187,19 @@ static const char server[] =
     "        code = compile(a, '<string>', 'exec')\n"
     "    base = list(os.environb.items())\n"
     "    s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_SEQPACKET, 0, 0)\n"
+    "    st = None, ()\n"
+    "    if sys.argv[1:] != ['classic']:\n"
+    "        st = _envctl_site()\n"
+    "        if st is None:\n"
+    "            s.send(b'threads')\n"
+    "            os._exit(0)\n"
+    "    ready = b'\\0'.join([b'ready',\n"
+    "                        str(sys.flags.ignore_environment).encode()] +\n"
+    "                       [k + b'=' + v for k, v in base])\n"
+    "    base = list(os.environb.items())\n"
     "    if hasattr(gc, 'freeze'):\n"
     "        gc.freeze()\n"
-    "    s.send(b'\\0'.join([b'ready',\n"
-    "                        str(sys.flags.ignore_environment).encode()] +\n"
-    "                       [k + b'=' + v for k, v in base]))\n"
+    "    s.send(ready)\n"
     "    while True:\n"
     "        m, anc, fl, ad = s.recvmsg(1 << 20, 64)\n"
     "        if not m:\n"
@@ -151,8 +224,7 @@ static const char server[] =
     "            s.detach()\n"
     "            r = 1\n"
     "            try:\n"
-    "                r = _envctl_child(code, fds, base, extra, f[2 + n:],\n"
-    "                                  mine)\n"
+    "                r = _envctl_child(code, fds, base, extra, f[2 + n:], st)\n"
     "            except SystemExit as e:\n"
     "                r = e.code if isinstance(e.code, int) else 0\n"
     "                if e.code is not None and not isinstance(e.code, int):\n"
@@ -294,11 +366,16 @@ no_python_vars(const char *s, size_t len)
 	return 1;
 }
 
+/*
+ * Starts a server, classic or not; 0 once it is ready, 1 when it found
+ * a thread after site-packages (killed and reaped), -1 on failure.
+ */
 static int
-start(struct forkserver *fs, const struct child_spec *spec, struct err *err)
+start_one(struct forkserver *fs, const struct child_spec *spec, int classic,
+    struct err *err)
 {
 	struct child_spec ss = *spec;
-	char *argv[7], **env, *ready;
+	char *argv[8], **env, *ready;
 	int sv[2], nullfd, n;
 	size_t i, k = 0, a = 0;
 
@@ -321,6 +398,8 @@ start(struct forkserver *fs, const struct child_spec *spec, struct err *err)
 	argv[a++] = "-c";
 	a = cache_script_args(argv, a, fs->cache, "server", server);
 	argv[a++] = spec->argv[script_index(spec)];
+	if (classic)
+		argv[a++] = "classic";
 	argv[a] = NULL;
 	ss.argv = argv;
 	ss.envp = env;
@@ -338,6 +417,15 @@ start(struct forkserver *fs, const struct child_spec *spec, struct err *err)
 	ready = xmalloc(READY_MAX);
 	n = recv_msg(fs->sock, ready, READY_MAX, child_now_ms() +
 	    (spec->timeout_ms < START_MS ? spec->timeout_ms : START_MS), spec);
+	if (n == 7 && memcmp(ready, "threads", 7) == 0) {
+		free(ready);
+		free(env);
+		close(fs->sock);
+		fs->sock = -1;
+		child_kill(fs->pid);
+		fs->pid = 0;
+		return 1;
+	}
 	/* "ready\0E", then "\0NAME=value" for each variable it has. */
 	if (n < 7 || memcmp(ready, "ready\0", 6) != 0 ||
 	    (n > 7 && ready[7] != '\0')) {
@@ -350,6 +438,14 @@ start(struct forkserver *fs, const struct child_spec *spec, struct err *err)
 	free(ready);
 	free(env);
 	return 0;
+}
+
+static int
+start(struct forkserver *fs, const struct child_spec *spec, struct err *err)
+{
+	int r = start_one(fs, spec, 0, err);
+
+	return r == 1 ? start_one(fs, spec, 1, err) : r;
 }
 
 /* Sends the run with the write ends of its stdout and stderr. */

@@ -1,28 +1,36 @@
 /*
- * forkserver.h - fresh interpreters forked from one that never ran site.
+ * forkserver.h - fresh interpreters forked from one that ran site-packages.
  *
  * A change runs the host's interpreter up to three times (the read, the
  * validation, the verification), and most of a fresh start is Python's
- * own core start-up.  The fork server pays it once per session: it runs
- * `INTERP -S -c SERVER SCRIPT` in the probe's environment without its
+ * own start-up.  The fork server pays most of it once per session: it
+ * runs `INTERP -S -c SERVER SCRIPT` in the probe's environment without its
  * PYTHON* variables, from /, in its own process group, on a socket (fd 0);
  * with a cache (cache.h), SERVER and SCRIPT are files whose bytecode
  * Python keeps, and runs may be `INTERP -c CACHE_SCRIPT_BOOT FILE ...`.
- * Started with -S, it never imports site: no sitecustomize, .pth file or
- * site-packages directory has been read.  For each run it forks a child
+ * Started with -S, it then does what site does at start-up (site-packages
+ * directories, .pth files) except the two imports a change is about:
+ * sitecustomize and usercustomize.  For each run it forks a child
  * that takes the caller's stdout and stderr pipes (passed over the
  * socket), its own process group and stdin on /dev/null, and the run's
- * argv and environment (as start-up left it, plus PYTHONPATH and
- * PYTHONDONTWRITEBYTECODE applied as start-up applies them, which it does
- * only when the server honours the environment (no -E or -I) and no
- * wrapper script set a PYTHON* variable of its own); the child
- * then does the rest of a fresh start - site.main(), which reads the .pth
- * files and imports sitecustomize from disk - and runs SCRIPT.  What
- * sitecustomize could tell apart: sys.flags.no_site is 1, sys.orig_argv,
- * and gc.get_freeze_count(): the server freezes its objects (3.7+), so
- * that no collection in a child writes to, and copies, their pages.
+ * argv and environment (as start-up and the .pth files left it, plus
+ * PYTHONPATH and PYTHONDONTWRITEBYTECODE applied as start-up applies
+ * them, which it does only when the server honours the environment (no
+ * -E or -I) and no wrapper script set a PYTHON* variable of its own); the
+ * child writes what the .pth files printed to its own stdout and stderr,
+ * imports sitecustomize (and usercustomize) from disk, and runs SCRIPT.
+ * What sitecustomize could tell apart: sys.flags.no_site is 1,
+ * sys.orig_argv, gc.get_freeze_count() (the server freezes its objects
+ * (3.7+), so that no collection in a child writes to, and copies, their
+ * pages), and that the .pth files ran once per session, in another
+ * process.  Forking after third-party .pth code is safe only while it
+ * left no thread behind (a fork copies none, and their locks could be
+ * held): when /proc/self/task shows one, the server is started again
+ * "classic", never importing site, and each child does all of site.main()
+ * itself; so it is without os.memfd_create() (Python before 3.8).
  * A file that ends start-up itself (SystemExit, KeyboardInterrupt) is run
- * again afresh: Python versions report that differently.
+ * again afresh: Python versions report that differently; a .pth file
+ * that does so ends the server, and runs start afresh.
  *
  * The server dies with the agent: its death signal is SIGTERM, on which it
  * SIGKILLs the run in progress (and that run's group) before it exits.

@@ -154,6 +154,7 @@ struct pyenv {
 	char	*interp;
 	char	*site;
 	char	*pidfile;
+	int	 classic;	/* pyenv_venv(): its fork server would be */
 };
 
 static void
@@ -162,6 +163,7 @@ pyenv_init(struct pyenv *e, const char *site_text)
 	char *wrapper;
 
 	e->dir = tu_mkdtemp();
+	e->classic = 0;
 	e->site = tu_writes(e->dir, "sitecustomize.py", site_text);
 	e->pidfile = xasprintf("%s/pid", e->dir);
 	wrapper = xasprintf("#!/bin/sh\necho $$ > %s\n"
@@ -1550,6 +1552,244 @@ START_TEST(test_fork_server_hangs)
 }
 END_TEST
 
+/*
+ * Makes e's wrapper run a virtual environment of the test python (a
+ * symlink and pyvenv.cfg under e->dir/venv) whose site-packages holds
+ * test.pth, the line pth.  e->classic: the fork server cannot keep what
+ * site-packages printed there (no os.memfd_create(), before 3.8), so
+ * each of its runs processes them itself.
+ */
+static void
+pyenv_venv(struct pyenv *e, const char *pth)
+{
+	char *argv[] = { (char *)tu_python(), "-I", "-c", "import os, sys\n"
+	    "print(sys.executable)\nprint('%d.%d' % sys.version_info[:2])\n"
+	    "print(hasattr(os, 'memfd_create'))", NULL };
+	const char *const dirs[] = { "venv", "venv/bin", "venv/lib", NULL };
+	struct tu_run r;
+	char *nl, *p, *sp, *text, *wrapper;
+	size_t i;
+
+	tu_run(&r, argv, NULL, NULL, 0);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull((nl = strchr(r.out, '\n')));
+	*nl = '\0';
+	nl[strcspn(nl + 1, "\n") + 1] = '\0';
+	e->classic = strstr(nl + 1 + strlen(nl + 1) + 1, "True") == NULL;
+	for (i = 0; dirs[i] != NULL; i++) {
+		p = xasprintf("%s/%s", e->dir, dirs[i]);
+		ck_assert_int_eq(mkdir(p, 0755), 0);
+		free(p);
+	}
+	p = xasprintf("%s/venv/lib/python%s", e->dir, nl + 1);
+	sp = xasprintf("%s/site-packages", p);
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	ck_assert_int_eq(mkdir(sp, 0755), 0);
+	free(p);
+	p = xasprintf("%s/venv/bin/python3", e->dir);
+	ck_assert_int_eq(symlink(r.out, p), 0);
+	text = xasprintf("home = %.*s\ninclude-system-site-packages = "
+	    "false\n", (int)(strrchr(r.out, '/') - r.out), r.out);
+	free(tu_writes(e->dir, "venv/pyvenv.cfg", text));
+	free(text);
+	text = xasprintf("%s\n", pth);
+	free(tu_writes(sp, "test.pth", text));
+	wrapper = xasprintf("#!/bin/sh\necho $$ > %s\n"
+	    "exec env PYTHONPATH=%s %s \"$@\"\n", e->pidfile, e->dir, p);
+	free(tu_writes(e->dir, "python", wrapper));
+	free(wrapper);
+	free(text);
+	free(sp);
+	free(p);
+	tu_run_free(&r);
+}
+
+/*
+ * pyenv_init() with an empty sitecustomize.py and pyenv_venv() with a .pth
+ * line that logs its pid to DIR/pth.log and sets PTH, then runs more.
+ */
+static void
+pyenv_pth(struct pyenv *e, const char *more)
+{
+	char *line;
+
+	pyenv_init(e, "");
+	line = xasprintf("import os, sys; open('%s/pth.log', 'a').write("
+	    "'%%d\\n' %% os.getpid()); os.environ['PTH'] = 'set'; %s",
+	    e->dir, more);
+	pyenv_venv(e, line);
+	free(line);
+}
+
+/* How many times the .pth ran (lines of its log); *first: its first pid. */
+static size_t
+pth_runs(const struct pyenv *e, pid_t *first)
+{
+	char *path = xasprintf("%s/pth.log", e->dir), *text;
+	size_t len = 0, i, n = 0;
+
+	text = tu_read(path, &len);
+	for (i = 0; i < len; i++)
+		n += text[i] == '\n';
+	if (first != NULL)
+		*first = text != NULL ? (pid_t)strtol(text, NULL, 10) : -1;
+	free(text);
+	free(path);
+	return n;
+}
+
+/* The pid on line i (from 0) of the .pth file's log, or -1. */
+static pid_t
+pth_pid(const struct pyenv *e, size_t i)
+{
+	char *path = xasprintf("%s/pth.log", e->dir), *text;
+	const char *s;
+	pid_t pid = -1;
+
+	s = text = tu_read(path, NULL);
+	while (s != NULL && i-- > 0)
+		if ((s = strchr(s, '\n')) != NULL)
+			s++;
+	if (s != NULL && *s != '\0')
+		pid = (pid_t)strtol(s, NULL, 10);
+	free(text);
+	free(path);
+	return pid;
+}
+
+/* The replies of one session of n reads of PTH. */
+static json_t *
+pth_session(const struct pyenv *e, size_t n, int fork)
+{
+	struct buf in = ENVCTL_BUF_INIT;
+	struct tu_run r;
+	json_t *req, *replies;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		req = json_pack("{s:s,s:I,s:s,s:[s],s:b}", "op", "read",
+		    "id", (json_int_t)i + 1, "interpreter", e->interp,
+		    "vars", "PTH", "fork", fork);
+		ck_assert_int_eq(proto_encode(&in, req, NULL), 0);
+		json_decref(req);
+	}
+	replies = run_agent(&r, &in);
+	ck_assert_msg(r.status == 0, "agent exited %d: %s", r.status,
+	    r.errout);
+	ck_assert_uint_eq(json_array_size(replies), n);
+	tu_run_free(&r);
+	buf_release(&in);
+	return replies;
+}
+
+/* Each reply read PTH through the fork server; with stderr, that too. */
+static void
+assert_pth_forked(const json_t *replies, const char *stderr_text)
+{
+	const json_t *reply;
+	size_t i;
+
+	for (i = 0; i < json_array_size(replies); i++) {
+		reply = json_array_get(replies, i);
+		assert_ok(reply);
+		ck_assert(jbool(reply, "probe.forked"));
+		ck_assert_str_eq(jstr(reply, "probe.values.PTH"), "set");
+		if (stderr_text != NULL)
+			ck_assert_str_eq(jstr(reply, "probe.stderr"),
+			    stderr_text);
+	}
+}
+
+/*
+ * The fork server processes site-packages once for the session's runs:
+ * in a session of two forked reads the .pth file runs as often as in one
+ * fresh start (twice, in a virtual environment: CPython's venv() and
+ * main() both process its site-packages), and each run sees what it did
+ * (the variable it set, what it wrote on stderr) as a fresh start does.
+ */
+START_TEST(test_fork_pth_once)
+{
+	struct pyenv e;
+	json_t *fresh, *replies, *one;
+	size_t k;
+
+	pyenv_pth(&e, "print('pth out'); sys.stderr.write('pth err\\n')");
+	fresh = pth_session(&e, 1, 0);
+	one = json_array_get(fresh, 0);
+	assert_ok(one);
+	ck_assert(!jbool(one, "probe.forked"));
+	ck_assert_str_eq(jstr(one, "probe.values.PTH"), "set");
+	ck_assert_ptr_nonnull(strstr(jstr(one, "probe.stderr"), "pth err\n"));
+	ck_assert_uint_gt((k = pth_runs(&e, NULL)), 0);
+	replies = pth_session(&e, 2, 1);
+	assert_pth_forked(replies, jstr(one, "probe.stderr"));
+	ck_assert_uint_eq(pth_runs(&e, NULL), (e.classic ? 3 : 2) * k);
+	json_decref(fresh);
+	json_decref(replies);
+	pyenv_release(&e);
+}
+END_TEST
+
+/*
+ * A .pth file that starts a thread: forking after it could deadlock on
+ * the thread's locks, so the server is started again without processing
+ * site-packages (killing the first), and each run does it itself.
+ */
+START_TEST(test_fork_pth_thread)
+{
+	struct pyenv e;
+	json_t *fresh, *replies;
+	size_t k;
+	pid_t first, server;
+
+	pyenv_pth(&e, "import threading, time; threading.Thread("
+	    "target=time.sleep, args=(30,), daemon=True).start()");
+	fresh = pth_session(&e, 1, 0);
+	assert_ok(json_array_get(fresh, 0));
+	k = pth_runs(&e, &first);
+	replies = pth_session(&e, 2, 1);
+	assert_pth_forked(replies, NULL);
+	/* The first server's processing, then each run's. */
+	ck_assert_uint_eq(pth_runs(&e, NULL), (e.classic ? 3 : 4) * k);
+	if (e.classic)
+		goto out;
+	server = pth_pid(&e, k);
+	ck_assert_int_gt(server, 0);
+	ck_assert_int_ne(server, first);
+	ck_assert_int_ne(server, pth_pid(&e, 2 * k));
+	ck_assert_int_eq(kill(server, 0), -1);
+	ck_assert_int_eq(errno, ESRCH);
+out:
+	json_decref(fresh);
+	json_decref(replies);
+	pyenv_release(&e);
+}
+END_TEST
+
+/*
+ * A .pth file that ends start-up (SystemExit): the server dies with it,
+ * and the reads start afresh and fail as a fresh start does.
+ */
+START_TEST(test_fork_pth_exits)
+{
+	struct pyenv e;
+	json_t *fresh, *replies, *reply;
+	size_t i;
+
+	pyenv_pth(&e, "sys.exit(3)");
+	fresh = pth_session(&e, 1, 0);
+	reply = json_array_get(fresh, 0);
+	assert_fail_prefix(reply, "EPROBE", e.interp);
+	replies = pth_session(&e, 2, 1);
+	for (i = 0; i < 2; i++)
+		assert_fail(json_array_get(replies, i), "EPROBE",
+		    jstr(reply, "message"));
+	json_decref(fresh);
+	json_decref(replies);
+	pyenv_release(&e);
+}
+END_TEST
+
 /* Sets path's mtime (and atime) to days ago. */
 static void
 age(const char *path, int days)
@@ -1977,6 +2217,9 @@ main(void)
 	tcase_add_test(pr, test_fork_no_site);
 	tcase_add_test(pr, test_fork_agent_killed);
 	tcase_add_test(pr, test_fork_server_hangs);
+	tcase_add_test(pr, test_fork_pth_once);
+	tcase_add_test(pr, test_fork_pth_thread);
+	tcase_add_test(pr, test_fork_pth_exits);
 	add_probe_tests(prf);
 	tcase_add_checked_fixture(prf, set_forked, NULL);
 	add_probe_tests(prc);

@@ -182,6 +182,10 @@ tu_envctl(void)
 const char *
 tu_python(void)
 {
+	const char *s = getenv("ENVCTL_TEST_PYTHON");
+
+	if (s != NULL && s[0] != '\0')
+		return s;
 	return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" :
 	    "python3";
 }

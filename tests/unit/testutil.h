@@ -44,7 +44,10 @@ void	 tu_run(struct tu_run *r, char *const argv[], char *const envp[],
 void	 tu_run_free(struct tu_run *r);
 /* The built envctl: $ENVCTL_BIN, else build/envctl. */
 const char *tu_envctl(void);
-/* The system's python3: /usr/bin/python3 when present, else "python3". */
+/*
+ * The python3 the tests run: $ENVCTL_TEST_PYTHON (to try other versions),
+ * else /usr/bin/python3 when present, else "python3".
+ */
 const char *tu_python(void);
 
 #endif
