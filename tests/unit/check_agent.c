@@ -2225,6 +2225,8 @@ main(void)
 	add_probe_tests(prc);
 	tcase_add_checked_fixture(prc, agent_cache, agent_uncache);
 	add_probe_tests(prfc);
+	tcase_add_test(prfc, test_fork_pth_once);
+	tcase_add_test(prfc, test_fork_pth_thread);
 	tcase_add_checked_fixture(prfc, set_forked_cached, agent_uncache);
 	suite_add_tcase(s, proto);
 	suite_add_tcase(s, rd);
