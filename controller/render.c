@@ -8,6 +8,7 @@
 #include "common/err.h"
 #include "common/xmalloc.h"
 #include "controller/pylit.h"
+#include "controller/template.h"
 
 /* Longest piece of user text quoted in a message. */
 #define SHOW_MAX	64
@@ -261,19 +262,6 @@ is_env_line(const char *s, size_t n, size_t *indentp)
 	return used > 0 && p + used == n;
 }
 
-/* Offset of the first "{{", "{%" or "{#" in s[0, n), or n. */
-static size_t
-find_syntax(const char *s, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < n; i++)
-		if (s[i] == '{' && (s[i + 1] == '{' || s[i + 1] == '%' ||
-		    s[i + 1] == '#'))
-			return i;
-	return n;
-}
-
 int
 render_file(struct buf *out, const char *tmpl, size_t len,
     const char *tmpl_path, const char *envcode, size_t envlen,
@@ -301,7 +289,7 @@ render_file(struct buf *out, const char *tmpl, size_t len,
 		}
 		s = tmpl + l.start;
 		n = l.end - l.start;
-		if ((at = find_syntax(s, n)) < n) {
+		if ((at = template_find_syntax(s, n)) < n) {
 			r = err_setat(err, ENVCTL_EUNSUPPORTED, tmpl_path,
 			    lineno, (int)at + 1, "%s", env_expr(s + at,
 			    n - at) > 0 ? "'" ENV_LINE "' must stand alone "

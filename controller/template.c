@@ -373,14 +373,20 @@ template_expand(struct buf *out, const char *text, size_t len,
 	return r;
 }
 
-int
-template_has_syntax(const char *text, size_t len)
+size_t
+template_find_syntax(const char *text, size_t len)
 {
 	size_t i;
 
 	for (i = 0; i + 1 < len; i++)
 		if (text[i] == '{' && (text[i + 1] == '{' ||
 		    text[i + 1] == '%' || text[i + 1] == '#'))
-			return 1;
-	return 0;
+			return i;
+	return len;
+}
+
+int
+template_has_syntax(const char *text, size_t len)
+{
+	return template_find_syntax(text, len) < len;
 }

@@ -31,6 +31,8 @@ int	template_expand(struct buf *out, const char *text, size_t len,
 	    const struct template_pos *pos,
 	    const char *(*lookup)(void *ctx, const char *name), void *ctx,
 	    struct err *err);
+/* Offset of the first "{{", "{%" or "{#" in text, or len. */
+size_t	template_find_syntax(const char *text, size_t len);
 /* Returns 1 when text contains "{{", "{%" or "{#", else 0. */
 int	template_has_syntax(const char *text, size_t len);
 
