@@ -31,8 +31,9 @@
  * absolute path of its file (cache.h), loaded as CACHE_SCRIPT_BOOT loads
  * one; argv[2], if given, is "classic".  It drops its own imports from
  * sys.modules, then (not classic) does site.main() but for the two
- * customize imports, with fds 1 and 2 on memfds to keep what that
- * printed.  It talks over fd 0 (SOCK_SEQPACKET, one message each):
+ * customize imports, with fd 0 on /dev/null as a run's is, and fds 1 and
+ * 2 on memfds to keep what that printed.  It talks over fd 0
+ * (SOCK_SEQPACKET, one message each):
  * "ready\0E\0NAME=value..." (E: sys.flags.ignore_environment, then its
  * environment as it started, to tell whether a wrapper set PYTHON*
  * variables); "threads" if site-packages left a thread running, and it
@@ -56,9 +57,10 @@
  * that raises SystemExit or KeyboardInterrupt), which Python versions
  * report differently, the child exits AFRESH and the run is started
  * afresh instead.  Its death signal (the agent died) is SIGTERM, which
- * it catches to SIGKILL the run in progress, its group first, then exit;
+ * it catches (from after site.main(), so that no .pth file replaces the
+ * handler) to SIGKILL the run in progress, its group first, then exit;
  * SIGTERM is blocked around fork() so that no child escapes that, and
- * set back to its default in the child.
+ * set back in the child to what site.main() left (normally its default).
  * Python 3.3 and later; classic without os.memfd_create() (before 3.8).
  */
 static const char server[] =
@@ -119,9 +121,11 @@ static const char server[] =
     "    if sys.path[:1] == ['']:\n"
     "        del sys.path[0]\n"
     "    import site\n"
-    "    keep = [os.dup(1), os.dup(2)]\n"
-    "    os.dup2(fds[0], 1)\n"
-    "    os.dup2(fds[1], 2)\n"
+    "    keep = [os.dup(0), os.dup(1), os.dup(2)]\n"
+    "    z = os.open('/dev/null', os.O_RDONLY)\n"
+    "    for fd, to in ((z, 0), (fds[0], 1), (fds[1], 2)):\n"
+    "        os.dup2(fd, to)\n"
+    "    os.close(z)\n"
     "    c = site.execsitecustomize, site.execusercustomize\n"
     "    site.execsitecustomize = site.execusercustomize = lambda: None\n"
     "    try:\n"
@@ -133,10 +137,10 @@ static const char server[] =
     "                f.flush()\n"
     "            except BaseException:\n"
     "                pass\n"
-    "        os.dup2(keep[0], 1)\n"
-    "        os.dup2(keep[1], 2)\n"
+    "        for fd in (0, 1, 2):\n"
+    "            os.dup2(keep[fd], fd)\n"
     "    said = []\n"
-    "    for fd, m in zip((1, 2), fds):\n"
+    "    for fd, m in ((1, fds[0]), (2, fds[1])):\n"
     "        os.lseek(m, 0, 0)\n"
     "        b = d = os.read(m, 1 << 16)\n"
     "        while d:\n"
@@ -172,7 +176,6 @@ static const char server[] =
     "                except OSError:\n"
     "                    pass\n"
     "        os._exit(1)\n"
-    "    sig.signal(sig.SIGTERM, die)\n"
     "    term = [sig.SIGTERM]\n"
     "    a = sys.argv.pop(1)\n"
     "    if a[:1] == '/':\n"
@@ -193,6 +196,10 @@ static const char server[] =
     "        if st is None:\n"
     "            s.send(b'threads')\n"
     "            os._exit(0)\n"
+    "    td = sig.getsignal(sig.SIGTERM)\n"
+    "    if td is None:\n"
+    "        td = sig.SIG_DFL\n"
+    "    sig.signal(sig.SIGTERM, die)\n"
     "    ready = b'\\0'.join([b'ready',\n"
     "                        str(sys.flags.ignore_environment).encode()] +\n"
     "                       [k + b'=' + v for k, v in base])\n"
@@ -219,7 +226,7 @@ static const char server[] =
     "            sig.pthread_sigmask(sig.SIG_BLOCK, term)\n"
     "            pid = os.fork()\n"
     "        if pid == 0:\n"
-    "            sig.signal(sig.SIGTERM, sig.SIG_DFL)\n"
+    "            sig.signal(sig.SIGTERM, td)\n"
     "            sig.pthread_sigmask(sig.SIG_UNBLOCK, term)\n"
     "            s.detach()\n"
     "            r = 1\n"

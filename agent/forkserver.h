@@ -41,7 +41,8 @@
  * verification of an apply or a rollback) the server does the run itself
  * instead of forking - no fork, no copy-on-write, one exit less - and is
  * gone afterwards; a server that is not up is not started for it.  Such a
- * run resets SIGTERM to its default, so the agent's death ends it too.
+ * run resets SIGTERM to its default (or to what a .pth file set), so the
+ * agent's death ends it too.
  * ENVCTL_EUNSUPPORTED, with err untouched and nothing run, when the run
  * cannot be served (another PYTHON* variable, argv not `INTERP -c SCRIPT
  * ...`, last without a server) or the server cannot start or breaks (not

@@ -1438,25 +1438,24 @@ pid_running(pid_t pid)
 }
 
 /*
- * The agent SIGKILLed while a forked run hangs in sitecustomize: the
+ * The agent SIGKILLed while a forked run hangs in e's sitecustomize: the
  * server, told by its death signal, kills the run and goes too.
  */
-START_TEST(test_fork_agent_killed)
+static void
+assert_dies_with_agent(const struct pyenv *e)
 {
-	struct pyenv e;
 	json_t *req;
 	char *site, *runfile, *text = NULL;
 	int to, from, i;
 	pid_t agent, server, run = -1;
 
-	pyenv_init(&e, "");
-	runfile = xasprintf("%s/run.pid", e.dir);
+	runfile = xasprintf("%s/run.pid", e->dir);
 	site = xasprintf("import os, time\n"
 	    "open('%s.tmp', 'w').write(str(os.getpid()))\n"
 	    "os.rename('%s.tmp', '%s')\n"
 	    "time.sleep(30)\n", runfile, runfile, runfile);
-	free(tu_writes(e.dir, "sitecustomize.py", site));
-	req = read_req(e.interp, NULL);
+	free(tu_writes(e->dir, "sitecustomize.py", site));
+	req = read_req(e->interp, NULL);
 	json_object_set_new(req, "fork", json_true());
 	json_object_set_new(req, "timeout_ms", json_integer(30000));
 	agent = agent_start(req, &to, &from);
@@ -1466,7 +1465,7 @@ START_TEST(test_fork_agent_killed)
 	}
 	ck_assert_ptr_nonnull(text);
 	run = (pid_t)strtol(text, NULL, 10);
-	server = pyenv_pid(&e);
+	server = pyenv_pid(e);
 	ck_assert_int_gt(run, 0);
 	ck_assert_int_gt(server, 0);
 	ck_assert_int_ne(run, server);
@@ -1482,10 +1481,18 @@ START_TEST(test_fork_agent_killed)
 	    "agent", (long)server);
 	close(to);
 	close(from);
-	pyenv_release(&e);
 	free(site);
 	free(runfile);
 	free(text);
+}
+
+START_TEST(test_fork_agent_killed)
+{
+	struct pyenv e;
+
+	pyenv_init(&e, "");
+	assert_dies_with_agent(&e);
+	pyenv_release(&e);
 }
 END_TEST
 
@@ -1706,6 +1713,8 @@ assert_pth_forked(const json_t *replies, const char *stderr_text)
  * fresh start (twice, in a virtual environment: CPython's venv() and
  * main() both process its site-packages), and each run sees what it did
  * (the variable it set, what it wrote on stderr) as a fresh start does.
+ * The .pth file reads stdin too: /dev/null, as in a fresh start, not the
+ * server's socket.
  */
 START_TEST(test_fork_pth_once)
 {
@@ -1713,7 +1722,8 @@ START_TEST(test_fork_pth_once)
 	json_t *fresh, *replies, *one;
 	size_t k;
 
-	pyenv_pth(&e, "print('pth out'); sys.stderr.write('pth err\\n')");
+	pyenv_pth(&e, "print('pth out'); sys.stderr.write('pth err\\n'); "
+	    "sys.stdin.read()");
 	fresh = pth_session(&e, 1, 0);
 	one = json_array_get(fresh, 0);
 	assert_ok(one);
@@ -1786,6 +1796,22 @@ START_TEST(test_fork_pth_exits)
 		    jstr(reply, "message"));
 	json_decref(fresh);
 	json_decref(replies);
+	pyenv_release(&e);
+}
+END_TEST
+
+/*
+ * A .pth file that ignores SIGTERM: the server takes SIGTERM (its death
+ * signal) only after site-packages, so it still dies with the agent and
+ * kills the run, which inherits what the .pth file set.
+ */
+START_TEST(test_fork_pth_sigterm)
+{
+	struct pyenv e;
+
+	pyenv_pth(&e, "import signal; signal.signal(signal.SIGTERM, "
+	    "signal.SIG_IGN)");
+	assert_dies_with_agent(&e);
 	pyenv_release(&e);
 }
 END_TEST
@@ -2220,6 +2246,7 @@ main(void)
 	tcase_add_test(pr, test_fork_pth_once);
 	tcase_add_test(pr, test_fork_pth_thread);
 	tcase_add_test(pr, test_fork_pth_exits);
+	tcase_add_test(pr, test_fork_pth_sigterm);
 	add_probe_tests(prf);
 	tcase_add_checked_fixture(prf, set_forked, NULL);
 	add_probe_tests(prc);
