@@ -25,28 +25,6 @@
 /* Longest pattern tried: a host pattern is one command-line argument. */
 #define PATTERN_MAX	256
 
-/* Every error of a failed load on its own printable line. */
-static void
-check_errors(const struct err *err)
-{
-	struct buf b = ENVCTL_BUF_INIT;
-	size_t i;
-	int lines = 0;
-
-	err_format(err, &b);
-	for (i = 0; i < b.len; i++) {
-		unsigned char c = (unsigned char)b.data[i];
-
-		if (c == '\n')
-			lines++;
-		else
-			FUZZ_ASSERT(c >= 0x20 && c != 0x7f);
-	}
-	FUZZ_ASSERT(b.len > 0 && b.data[b.len - 1] == '\n');
-	FUZZ_ASSERT(lines == err_count(err));
-	buf_release(&b);
-}
-
 /* Selects pattern; returns the count after checking it against the flags. */
 static size_t
 select_count(const struct inventory *inv, const char *pattern, int *rc)
@@ -65,7 +43,7 @@ select_count(const struct inventory *inv, const char *pattern, int *rc)
 	else {
 		FUZZ_ASSERT(set == 0);
 		FUZZ_ASSERT(*rc == ENVCTL_ENOTFOUND || *rc == ENVCTL_EUSAGE);
-		check_errors(&err);
+		fuzz_check_errors(&err, NULL);
 	}
 	err_release(&err);
 	free(sel);
@@ -143,7 +121,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(r == ENVCTL_EPARSE || r == ENVCTL_EINVALID ||
 		    r == ENVCTL_EUNSUPPORTED || r == ENVCTL_ETOOBIG);
 		FUZZ_ASSERT(err.code == r);
-		check_errors(&err);
+		fuzz_check_errors(&err, NULL);
 	}
 	err_release(&err);
 	free(pattern);
