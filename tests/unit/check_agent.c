@@ -157,21 +157,28 @@ struct pyenv {
 	int	 classic;	/* pyenv_venv(): its fork server would be */
 };
 
+/* (Re)writes e's wrapper, running python. */
 static void
-pyenv_init(struct pyenv *e, const char *site_text)
+pyenv_wrap(struct pyenv *e, const char *python)
 {
-	char *wrapper;
+	char *wrapper = xasprintf("#!/bin/sh\necho $$ > %s\n"
+	    "exec env PYTHONPATH=%s %s \"$@\"\n", e->pidfile, e->dir, python);
 
-	e->dir = tu_mkdtemp();
-	e->classic = 0;
-	e->site = tu_writes(e->dir, "sitecustomize.py", site_text);
-	e->pidfile = xasprintf("%s/pid", e->dir);
-	wrapper = xasprintf("#!/bin/sh\necho $$ > %s\n"
-	    "exec env PYTHONPATH=%s %s \"$@\"\n", e->pidfile, e->dir,
-	    tu_python());
+	free(e->interp);
 	e->interp = tu_writes(e->dir, "python", wrapper);
 	ck_assert_int_eq(chmod(e->interp, 0755), 0);
 	free(wrapper);
+}
+
+static void
+pyenv_init(struct pyenv *e, const char *site_text)
+{
+	e->dir = tu_mkdtemp();
+	e->classic = 0;
+	e->interp = NULL;
+	e->site = tu_writes(e->dir, "sitecustomize.py", site_text);
+	e->pidfile = xasprintf("%s/pid", e->dir);
+	pyenv_wrap(e, tu_python());
 }
 
 static void
@@ -1574,7 +1581,7 @@ pyenv_venv(struct pyenv *e, const char *pth)
 	    "print(hasattr(os, 'memfd_create'))", NULL };
 	const char *const dirs[] = { "venv", "venv/bin", "venv/lib", NULL };
 	struct tu_run r;
-	char *nl, *p, *sp, *text, *wrapper;
+	char *nl, *p, *sp, *text;
 	size_t i;
 
 	tu_run(&r, argv, NULL, NULL, 0);
@@ -1601,10 +1608,7 @@ pyenv_venv(struct pyenv *e, const char *pth)
 	free(text);
 	text = xasprintf("%s\n", pth);
 	free(tu_writes(sp, "test.pth", text));
-	wrapper = xasprintf("#!/bin/sh\necho $$ > %s\n"
-	    "exec env PYTHONPATH=%s %s \"$@\"\n", e->pidfile, e->dir, p);
-	free(tu_writes(e->dir, "python", wrapper));
-	free(wrapper);
+	pyenv_wrap(e, p);
 	free(text);
 	free(sp);
 	free(p);
@@ -1628,9 +1632,9 @@ pyenv_pth(struct pyenv *e, const char *more)
 	free(line);
 }
 
-/* How many times the .pth ran (lines of its log); *first: its first pid. */
+/* How many times the .pth ran (lines of its log). */
 static size_t
-pth_runs(const struct pyenv *e, pid_t *first)
+pth_runs(const struct pyenv *e)
 {
 	char *path = xasprintf("%s/pth.log", e->dir), *text;
 	size_t len = 0, i, n = 0;
@@ -1638,8 +1642,6 @@ pth_runs(const struct pyenv *e, pid_t *first)
 	text = tu_read(path, &len);
 	for (i = 0; i < len; i++)
 		n += text[i] == '\n';
-	if (first != NULL)
-		*first = text != NULL ? (pid_t)strtol(text, NULL, 10) : -1;
 	free(text);
 	free(path);
 	return n;
@@ -1730,10 +1732,10 @@ START_TEST(test_fork_pth_once)
 	ck_assert(!jbool(one, "probe.forked"));
 	ck_assert_str_eq(jstr(one, "probe.values.PTH"), "set");
 	ck_assert_ptr_nonnull(strstr(jstr(one, "probe.stderr"), "pth err\n"));
-	ck_assert_uint_gt((k = pth_runs(&e, NULL)), 0);
+	ck_assert_uint_gt((k = pth_runs(&e)), 0);
 	replies = pth_session(&e, 2, 1);
 	assert_pth_forked(replies, jstr(one, "probe.stderr"));
-	ck_assert_uint_eq(pth_runs(&e, NULL), (e.classic ? 3 : 2) * k);
+	ck_assert_uint_eq(pth_runs(&e), (e.classic ? 3 : 2) * k);
 	json_decref(fresh);
 	json_decref(replies);
 	pyenv_release(&e);
@@ -1756,11 +1758,12 @@ START_TEST(test_fork_pth_thread)
 	    "target=time.sleep, args=(30,), daemon=True).start()");
 	fresh = pth_session(&e, 1, 0);
 	assert_ok(json_array_get(fresh, 0));
-	k = pth_runs(&e, &first);
+	k = pth_runs(&e);
+	first = pth_pid(&e, 0);
 	replies = pth_session(&e, 2, 1);
 	assert_pth_forked(replies, NULL);
 	/* The first server's processing, then each run's. */
-	ck_assert_uint_eq(pth_runs(&e, NULL), (e.classic ? 3 : 4) * k);
+	ck_assert_uint_eq(pth_runs(&e), (e.classic ? 3 : 4) * k);
 	if (e.classic)
 		goto out;
 	server = pth_pid(&e, k);
