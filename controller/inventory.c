@@ -300,6 +300,7 @@ host_add(struct inventory *inv, const char *name, int *isnew)
 	memset(&inv->own[inv->nhosts], 0, sizeof(*inv->own));
 	h->name = xstrdup(name);
 	h->index = inv->nhosts;
+	h->inv = inv;
 	ntab_put(&inv->hosttab, h->name, inv->nhosts);
 	*isnew = 1;
 	return inv->nhosts++;
@@ -1837,6 +1838,46 @@ inventory_has_group(const struct inventory *inv, const char *name)
 	size_t i;
 
 	return ntab_get(&inv->grouptab, name, &i);
+}
+
+size_t
+inventory_group_hosts(const struct inventory *inv, const char *name,
+    const struct host ***out)
+{
+	size_t g, *queue, head = 0, tail = 0, i, c, n = 0;
+	unsigned char *gseen, *hseen;
+	const struct host **hosts;
+
+	*out = NULL;
+	if (!ntab_get(&inv->grouptab, name, &g))
+		return 0;
+	queue = xcalloc(inv->ngroups + 1, sizeof(*queue));
+	gseen = xcalloc(inv->ngroups + 1, 1);
+	hseen = xcalloc(inv->nhosts + 1, 1);
+	hosts = xcalloc(inv->nhosts + 1, sizeof(*hosts));
+	queue[tail++] = g;
+	gseen[g] = 1;
+	while (head < tail) {
+		g = queue[head++];
+		for (i = 0; i < inv->nmembers; i++) {
+			const struct member *m = &inv->members[i];
+
+			if (m->group == g && !hseen[m->host]) {
+				hseen[m->host] = 1;
+				hosts[n++] = &inv->hosts[m->host];
+			}
+		}
+		for (c = 0; c < inv->groups[g].nchildren; c++)
+			if (!gseen[inv->groups[g].children[c]]) {
+				gseen[inv->groups[g].children[c]] = 1;
+				queue[tail++] = inv->groups[g].children[c];
+			}
+	}
+	free(queue);
+	free(gseen);
+	free(hseen);
+	*out = hosts;
+	return n;
 }
 
 const struct ynode *

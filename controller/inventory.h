@@ -24,6 +24,7 @@ struct hvar;
 struct host {
 	char		*name;		/* inventory_hostname */
 	size_t		 index;		/* position in inventory order */
+	const struct inventory *inv;	/* the inventory holding it */
 	/* Connection settings, type-checked after precedence. */
 	const char	*address;	/* ansible_host, else name */
 	int		 address_set;	/* ansible_host given: beats ssh_config */
@@ -70,6 +71,14 @@ size_t	inventory_ngroups(const struct inventory *inv);
 const char *inventory_group(const struct inventory *inv, size_t i);
 /* Returns 1 when a group of that name exists (all, ungrouped too), else 0. */
 int	inventory_has_group(const struct inventory *inv, const char *name);
+/*
+ * Ansible's groups[name]: the hosts of group name and of its descendants,
+ * its own first, then its children's level by level, each once.  Returns
+ * how many and sets *out (caller frees the array; hosts are borrowed), or
+ * returns 0 with *out NULL when there is no such group.
+ */
+size_t	inventory_group_hosts(const struct inventory *inv, const char *name,
+	    const struct host ***out);
 
 /*
  * The value of variable name for h after Ansible's precedence (host, then

@@ -33,6 +33,7 @@ struct loader {
 	size_t		 len;
 	struct frame	*stack;
 	size_t		 depth, stackalloc;
+	size_t		 total;		/* nodes attached, aliases expanded */
 	struct anchor	*anchors;	/* open-addressing table */
 	size_t		 nanchors, anchorcap;
 	int		 ndocs;
@@ -248,7 +249,6 @@ attach(struct loader *l, struct ynode *n, struct err *err)
 {
 	struct frame *f;
 	struct ynode *p;
-	size_t i;
 
 	if (l->depth == 0) {
 		l->doc->root = n;
@@ -256,13 +256,12 @@ attach(struct loader *l, struct ynode *n, struct err *err)
 	}
 	f = &l->stack[l->depth - 1];
 	p = f->node;
-	/* The root is the heaviest open node: every open node grows by n. */
-	if (l->stack[0].node->weight + n->weight > ENVCTL_YAML_MAX_NODES)
+	/* Every attached node counts with what its aliases expand to. */
+	if (l->total + n->weight > ENVCTL_YAML_MAX_NODES)
 		return err_setat(err, ENVCTL_ETOOBIG, l->doc->path, n->line,
 		    n->col, "more than %u nodes after expanding aliases",
 		    ENVCTL_YAML_MAX_NODES);
-	for (i = 0; i < l->depth; i++)
-		l->stack[i].node->weight += n->weight;
+	l->total += n->weight;
 	if (p->type == ENVCTL_YSEQ) {
 		ENVCTL_GROW(p->items, p->nitems + 1, p->alloc);
 		p->items[p->nitems++] = n;
@@ -282,6 +281,20 @@ attach(struct loader *l, struct ynode *n, struct err *err)
 	p->npairs++;
 	f->key = NULL;
 	return 0;
+}
+
+/* A closed container weighs itself and what it holds, aliases expanded. */
+static void
+close_weight(struct ynode *n)
+{
+	size_t i;
+
+	n->weight = 1;
+	for (i = 0; i < n->nitems; i++)
+		n->weight += n->items[i]->weight;
+	for (i = 0; i < n->npairs; i++)
+		n->weight += n->pairs[i].key->weight +
+		    n->pairs[i].value->weight;
 }
 
 static size_t
@@ -359,9 +372,15 @@ static int
 open_node(struct loader *l, enum ynode_type type, const yaml_event_t *ev,
     const yaml_char_t *anchor, const yaml_char_t *tag, struct err *err)
 {
-	struct ynode *n = node_new(l, type, &ev->start_mark);
+	struct ynode *n;
 	int r;
 
+	if (l->depth >= ENVCTL_YAML_MAX_DEPTH)
+		return err_setat(err, ENVCTL_ETOOBIG, l->doc->path,
+		    (int)ev->start_mark.line + 1,
+		    (int)ev->start_mark.column + 1,
+		    "nested more than %u levels deep", ENVCTL_YAML_MAX_DEPTH);
+	n = node_new(l, type, &ev->start_mark);
 	if (tag != NULL && strcmp((const char *)tag, "!") != 0)
 		n->tag = xstrdup((const char *)tag);
 	anchor_add(l, anchor, n);
@@ -461,6 +480,7 @@ run(struct loader *l, yaml_parser_t *p, struct err *err)
 		case YAML_MAPPING_END_EVENT:
 			n = l->stack[--l->depth].node;
 			n->open = 0;
+			close_weight(n);
 			if (n->type == ENVCTL_YMAP)
 				r = map_finish(l, n, err);
 			break;
@@ -545,6 +565,67 @@ ydoc_free(struct ydoc *doc)
 	free(doc->all);
 	free(doc->path);
 	free(doc);
+}
+
+struct ydoc *
+ydoc_new(const char *path)
+{
+	struct ydoc *doc = xcalloc(1, sizeof(*doc));
+
+	doc->path = xstrdup(path);
+	return doc;
+}
+
+struct ynode *
+ydoc_add_node(struct ydoc *doc, enum ynode_type type, int line, int col)
+{
+	struct ynode *n = xcalloc(1, sizeof(*n));
+
+	n->type = type;
+	n->path = doc->path;
+	n->line = line;
+	n->col = col;
+	n->weight = 1;
+	ENVCTL_GROW(doc->all, doc->nall + 1, doc->allocall);
+	doc->all[doc->nall++] = n;
+	return n;
+}
+
+struct ynode *
+ydoc_add_scalar(struct ydoc *doc, enum yscalar_kind kind, const char *s,
+    size_t len, int line, int col)
+{
+	static const char *const tags[] = {
+		[ENVCTL_YSTR] = TAG_PREFIX "str",
+		[ENVCTL_YINT] = TAG_PREFIX "int",
+		[ENVCTL_YFLOAT] = TAG_PREFIX "float",
+		[ENVCTL_YBOOL] = TAG_PREFIX "bool",
+		[ENVCTL_YNULL] = TAG_PREFIX "null",
+	};
+	struct ynode *n = ydoc_add_node(doc, ENVCTL_YSCALAR, line, col);
+
+	n->str = xmalloc(len + 1);
+	memcpy(n->str, s, len);
+	n->str[len] = '\0';
+	n->len = len;
+	n->tag = xstrdup(tags[kind]);
+	return n;
+}
+
+void
+yseq_append(struct ynode *seq, struct ynode *item)
+{
+	ENVCTL_GROW(seq->items, seq->nitems + 1, seq->alloc);
+	seq->items[seq->nitems++] = item;
+}
+
+void
+ymap_append(struct ynode *map, struct ynode *key, struct ynode *value)
+{
+	ENVCTL_GROW(map->pairs, map->npairs + 1, map->alloc);
+	map->pairs[map->npairs].key = key;
+	map->pairs[map->npairs].value = value;
+	map->npairs++;
 }
 
 const struct ynode *

@@ -65,13 +65,19 @@ struct ydoc {
 	size_t		 allocall;
 };
 
-/* Largest YAML file read, and most nodes after alias expansion. */
+/*
+ * Largest YAML file read, most nodes after alias expansion, and most
+ * levels of nesting (no inventory or playbook needs more; the cap keeps
+ * loading linear in the input).
+ */
 #define ENVCTL_YAML_MAX_BYTES	(16u * 1024 * 1024)
 #define ENVCTL_YAML_MAX_NODES	2000000u
+#define ENVCTL_YAML_MAX_DEPTH	1000u
 
 /*
  * Parses the file at path into *out (caller frees with ydoc_free).
- * Errors: ENVCTL_ENOTFOUND, ENVCTL_ESYS, ENVCTL_ETOOBIG, ENVCTL_EPARSE with
+ * Errors: ENVCTL_ENOTFOUND, ENVCTL_ESYS, ENVCTL_ETOOBIG (size, nodes,
+ * nesting), ENVCTL_EPARSE with
  * path:line:col and libyaml's problem, ENVCTL_EINVALID for duplicate keys.
  */
 int	ydoc_load_file(struct ydoc **out, const char *path, struct err *err);
@@ -79,6 +85,23 @@ int	ydoc_load_file(struct ydoc **out, const char *path, struct err *err);
 int	ydoc_load_string(struct ydoc **out, const char *text, size_t len,
 	    const char *label, struct err *err);
 void	ydoc_free(struct ydoc *doc);
+
+/*
+ * Documents built by hand (INI and JSON inventories, values read from
+ * them): ydoc_new() makes an empty one named path (copied); the add
+ * functions make nodes it owns, positioned at line:col (0 when unknown).
+ * A scalar gets the explicit tag of its kind, so it keeps that type; its
+ * text must be the kind's canonical form (decimal ints, "True"/"False",
+ * Python's repr of floats).  Containers are filled with yseq_append() and
+ * ymap_append(), which do not check for duplicate keys.
+ */
+struct ydoc *ydoc_new(const char *path);
+struct ynode *ydoc_add_scalar(struct ydoc *doc, enum yscalar_kind kind,
+	    const char *s, size_t len, int line, int col);
+struct ynode *ydoc_add_node(struct ydoc *doc, enum ynode_type type,
+	    int line, int col);
+void	yseq_append(struct ynode *seq, struct ynode *item);
+void	ymap_append(struct ynode *map, struct ynode *key, struct ynode *value);
 
 /* Returns the value for key in map, or NULL (also when map is no mapping). */
 const struct ynode *ymap_get(const struct ynode *map, const char *key);
