@@ -301,6 +301,7 @@ host_add(struct inventory *inv, const char *name, int *isnew)
 	h->name = xstrdup(name);
 	h->index = inv->nhosts;
 	h->inv = inv;
+	h->file = inv->path;
 	ntab_put(&inv->hosttab, h->name, inv->nhosts);
 	*isnew = 1;
 	return inv->nhosts++;
@@ -1878,6 +1879,37 @@ inventory_group_hosts(const struct inventory *inv, const char *name,
 	free(hseen);
 	*out = hosts;
 	return n;
+}
+
+size_t
+inventory_group_members(const struct inventory *inv, size_t g,
+    const struct host ***out)
+{
+	const struct host **hosts;
+	size_t i, n = 0;
+
+	*out = NULL;
+	if (g >= inv->ngroups)
+		return 0;
+	hosts = xcalloc(inv->nmembers + 1, sizeof(*hosts));
+	for (i = 0; i < inv->nmembers; i++)
+		if (inv->members[i].group == g)
+			hosts[n++] = &inv->hosts[inv->members[i].host];
+	*out = hosts;
+	return n;
+}
+
+size_t
+inventory_group_nchildren(const struct inventory *inv, size_t g)
+{
+	return g < inv->ngroups ? inv->groups[g].nchildren : 0;
+}
+
+size_t
+inventory_group_child(const struct inventory *inv, size_t g, size_t n)
+{
+	return g < inv->ngroups && n < inv->groups[g].nchildren ?
+	    inv->groups[g].children[n] : NONE;
 }
 
 const struct ynode *

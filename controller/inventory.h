@@ -25,6 +25,7 @@ struct host {
 	char		*name;		/* inventory_hostname */
 	size_t		 index;		/* position in inventory order */
 	const struct inventory *inv;	/* the inventory holding it */
+	const char	*file;		/* inventory_file: first source naming it */
 	/* Connection settings, type-checked after precedence. */
 	const char	*address;	/* ansible_host, else name */
 	int		 address_set;	/* ansible_host given: beats ssh_config */
@@ -79,6 +80,17 @@ int	inventory_has_group(const struct inventory *inv, const char *name);
  */
 size_t	inventory_group_hosts(const struct inventory *inv, const char *name,
 	    const struct host ***out);
+/*
+ * The hosts listed directly in group i (i < inventory_ngroups()), in the
+ * order they were first added to it, as ansible-inventory --list prints a
+ * group's "hosts".  Returns how many and sets *out as above.
+ */
+size_t	inventory_group_members(const struct inventory *inv, size_t i,
+	    const struct host ***out);
+/* The child groups of group i, as group indexes, in the order declared. */
+size_t	inventory_group_nchildren(const struct inventory *inv, size_t i);
+size_t	inventory_group_child(const struct inventory *inv, size_t i,
+	    size_t n);
 
 /*
  * The value of variable name for h after Ansible's precedence (host, then

@@ -96,6 +96,13 @@ void	ydoc_free(struct ydoc *doc);
  * ymap_append(), which do not check for duplicate keys.
  */
 struct ydoc *ydoc_new(const char *path);
+/*
+ * The tag of a scalar that stands for a value envctl cannot use (a Python
+ * set in an INI inventory...): its text says why, and every use of it is
+ * refused with that reason.
+ */
+#define ENVCTL_YTAG_UNUSABLE	"!envctl-unusable"
+
 struct ynode *ydoc_add_scalar(struct ydoc *doc, enum yscalar_kind kind,
 	    const char *s, size_t len, int line, int col);
 struct ynode *ydoc_add_node(struct ydoc *doc, enum ynode_type type,
