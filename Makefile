@@ -1,11 +1,13 @@
 # envctl - one GNU Makefile (git's style).  Quiet unless V=1.
 #
 #   make                 build envctl and envctl-agent
-#   make check           lints, unit tests, the fuzz corpus, e2e against
-#                        real sshd hosts, the bench's proxy test, then the
-#                        unit tests and the fuzz corpus under ASan+UBSan
+#   make check           lints, unit tests, the inventory corpus against
+#                        Ansible, the fuzz corpus, e2e against real sshd
+#                        hosts, the bench's proxy test, then the unit
+#                        tests and the fuzz corpus under ASan+UBSan
 #   make bench           speed against OpenSSH, parallel-ssh, Ansible (root)
 #   make bench-scale     envctl plan on 1000 inventory hosts (root)
+#   make bench-inventory envctl check on a 10000-host INI inventory
 #   make demo            a 3-host demo fleet and its plan (root)
 #   make install         PREFIX=/usr/local DESTDIR= BINDIR= MANDIR=
 #   make lint-layers     include rules between common/, agent/, controller/
@@ -43,7 +45,7 @@ ALL_LDFLAGS = $(LDFLAGS) $(SAN_FLAGS)
 
 CTL_PKGS = libssh yaml-0.1 jansson libcrypto
 CTL_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(CTL_PKGS) 2>/dev/null)
-CTL_LIBS := $(shell $(PKG_CONFIG) --libs $(CTL_PKGS) 2>/dev/null) -lpthread
+CTL_LIBS := $(shell $(PKG_CONFIG) --libs $(CTL_PKGS) 2>/dev/null) -lpthread -lm
 CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 
@@ -201,6 +203,11 @@ fuzz:
 	    -artifact_prefix=build/fuzz-crash- \
 	    build/fuzz-corpus/$(FUZZ) tests/fuzz/corpus/$(FUZZ)
 
+# Every inventory of tests/inventory/cases/ read by envctl and by the real
+# ansible-inventory and ansible-playbook (ansible-core), compared.
+check-inventory: all
+	$(Q)tests/inventory/run $(ENVCTL)
+
 # End-to-end scenarios against real sshd test hosts (needs root).
 check-e2e: all $(AGENT_FAULTS)
 	$(Q)$(TEST_ENV) tests/e2e/run
@@ -216,6 +223,7 @@ check-only: $(TEST_BIN) $(if $(AGENT_SRC),$(AGENT_FAULTS))
 
 check: lint-layers lint-man
 	$(Q)$(MAKE) --no-print-directory check-unit
+	$(Q)$(MAKE) --no-print-directory check-inventory
 	$(Q)$(MAKE) --no-print-directory check-fuzz
 	$(Q)$(MAKE) --no-print-directory check-e2e
 	$(Q)$(MAKE) --no-print-directory check-bench-tools
@@ -255,6 +263,12 @@ bench-scale: all $(B)/delayproxy
 	    --hosts $(or $(HOSTS),100) --rounds $(or $(ROUNDS),2) \
 	    $(if $(RTT),--rtt-ms $(RTT))
 
+# envctl check on a generated 10000-host INI inventory with group_vars/
+# (time and peak RSS against 1 s and 64 MB), and a 150000-deep YAML value
+# it must refuse quickly.
+bench-inventory: all
+	$(Q)tests/bench/inventory-scale $(ENVCTL)
+
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) \
 	    $(DESTDIR)$(MANDIR)/man1 \
@@ -285,7 +299,7 @@ lint-man:
 clean:
 	rm -rf build
 
-.PHONY: all bench bench-scale demo demo-stop check check-unit check-e2e check-bench-tools check-fuzz check-only fuzz lint-layers lint-man install uninstall clean
+.PHONY: all bench bench-inventory bench-scale check-inventory demo demo-stop check check-unit check-e2e check-bench-tools check-fuzz check-only fuzz lint-layers lint-man install uninstall clean
 .SECONDARY:
 
 -include $(shell find build -name '*.d' 2>/dev/null)

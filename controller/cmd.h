@@ -29,6 +29,7 @@ int	cmd_backups(int argc, char **argv);
 int	cmd_check(int argc, char **argv);
 int	cmd_drift(int argc, char **argv);
 int	cmd_facts(int argc, char **argv);
+int	cmd_inventory(int argc, char **argv);
 int	cmd_plan(int argc, char **argv);
 int	cmd_render(int argc, char **argv);
 int	cmd_rollback(int argc, char **argv);

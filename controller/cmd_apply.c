@@ -398,10 +398,7 @@ check_digests(const json_t *plan, const struct context *ctx,
 	    plan, "playbook"), "sha256"));
 	int r;
 
-	if ((r = planfile_file_digest(hex, inventory_path(ctx->inv),
-	    err)) != 0)
-		return r;
-	if (inv == NULL || strcmp(hex, inv) != 0)
+	if (inv == NULL || strcmp(inventory_digest(ctx->inv), inv) != 0)
 		return err_set(err, ENVCTL_ECHANGED, "the inventory '%s' has "
 		    "changed since the plan was made; run envctl plan again",
 		    inventory_path(ctx->inv));

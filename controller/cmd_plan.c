@@ -111,7 +111,7 @@ cmd_plan(int argc, char **argv)
 		report_summary(&b, &c, &p.ro);
 		out_write(b.data, b.len);
 	}
-	if (planfile != NULL && planfile_write(planfile, operands[0], ctx.pb,
+	if (planfile != NULL && planfile_write(planfile, ctx.inv, ctx.pb,
 	    hps, n, &err) != 0) {
 		out_errors(&err);
 		code = ENVCTL_EXIT_FAIL;

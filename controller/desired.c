@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/err.h"
 #include "common/xmalloc.h"
@@ -12,118 +13,199 @@
 #include "controller/template.h"
 #include "controller/yamldoc.h"
 
-/* Variables may refer to variables, as in Ansible; this bounds loops. */
-#define MAX_DEPTH	16
+/* What an opaque value stands for. */
+enum opaque_kind {
+	OPAQUE_HOSTVARS,	/* hostvars */
+	OPAQUE_HOST,		/* hostvars['h'] */
+	OPAQUE_GROUPS,		/* groups */
+};
+
+struct opaque {
+	enum opaque_kind kind;
+	const struct host *h;
+};
+
+/*
+ * Where names resolve: a host's variables and magic variables, then, for
+ * the host being rendered (not through hostvars), the playbook's defaults.
+ */
+struct scope {
+	const struct host *h;
+	int		 defaults;
+};
 
 struct lookup {
 	const struct playbook *pb;
-	const struct host *h;
-	char		**strs;		/* values handed out, freed at the end */
-	size_t		 nstrs, alloc;
-	int		 depth;
-	struct err	 why;		/* why a defined variable gave nothing */
+	struct scope	 self;
+	struct opaque	 hostvars, groups;
+	void		**kept;		/* scopes and opaques, freed at end */
+	size_t		 nkept, akept;
 };
 
-static const char *
-keep(struct lookup *l, struct buf *b)
+static void *
+keep(struct lookup *l, size_t size)
 {
-	ENVCTL_GROW(l->strs, l->nstrs + 1, l->alloc);
-	l->strs[l->nstrs] = buf_detach(b, NULL);
-	return l->strs[l->nstrs++];
+	ENVCTL_GROW(l->kept, l->nkept + 1, l->akept);
+	l->kept[l->nkept] = xcalloc(1, size);
+	return l->kept[l->nkept++];
 }
 
-static int
-has_tag(const struct ynode *n, const char *tag)
+static const struct ynode *
+str_node(struct ydoc *doc, const char *s, size_t len)
 {
-	return n->tag != NULL && strcmp(n->tag, tag) == 0;
+	return ydoc_add_scalar(doc, ENVCTL_YSTR, s, len, 0, 0);
 }
 
-static const char *lookup_var(void *ctx, const char *name);
-
-/* Expands a variable's own value when it holds {{ }} (not when !unsafe). */
-static int
-expand_nested(struct lookup *l, const char *name, const struct ynode *n,
-    struct buf *b)
+/* Python's posixpath.normpath of an absolute path, into b. */
+static void
+normpath(struct buf *b, const char *path)
 {
-	struct template_pos pos;
-	struct buf x = ENVCTL_BUF_INIT;
-	struct err e = ENVCTL_ERR_INIT;
-	int r;
+	const char *p = path, *e;
+	size_t n, keep_len;
 
-	if (has_tag(n, "!unsafe") || !template_has_syntax(b->data, b->len))
-		return 0;
-	if (l->depth >= MAX_DEPTH)
-		return err_setat(&l->why, ENVCTL_EINVALID, n->path, n->line,
-		    n->col, "variable '%s' refers to itself, or nests more "
-		    "than %d deep", name, MAX_DEPTH);
-	pos.path = n->path;
-	pos.line = n->line;
-	pos.col = n->col + (n->plain || n->tag != NULL ? 0 : 1);
-	l->depth++;
-	r = template_expand(&x, b->data, b->len, &pos, lookup_var, l, &e);
-	l->depth--;
-	if (r != 0) {
-		if (l->why.code == 0)
-			err_move(&l->why, &e);
-		err_release(&e);
-		buf_wipe(&x);
-		return r;
+	buf_addch(b, '/');
+	while (*p != '\0') {
+		while (*p == '/')
+			p++;
+		if (*p == '\0')
+			break;
+		e = strchr(p, '/');
+		n = e != NULL ? (size_t)(e - p) : strlen(p);
+		if (n == 1 && p[0] == '.')
+			;
+		else if (n == 2 && p[0] == '.' && p[1] == '.') {
+			keep_len = b->len > 1 ? b->len - 1 : 1;
+			while (keep_len > 1 && b->data[keep_len - 1] != '/')
+				keep_len--;
+			buf_truncate(b, keep_len);
+		} else {
+			buf_add(b, p, n);
+			buf_addch(b, '/');
+		}
+		p += n;
 	}
-	buf_wipe(b);
-	*b = x;
+	if (b->len > 1)
+		buf_truncate(b, b->len - 1);
+}
+
+/* Ansible's inventory_file: the source's absolute, normalised path. */
+static void
+abs_inventory_file(struct buf *b, const struct host *h)
+{
+	struct buf abs = ENVCTL_BUF_INIT;
+	char *cwd;
+
+	if (h->file[0] != '/' && (cwd = getcwd(NULL, 0)) != NULL) {
+		buf_addf(&abs, "%s/%s", cwd, h->file);
+		free(cwd);
+	} else
+		buf_addstr(&abs, h->file);
+	normpath(b, abs.data);
+	buf_release(&abs);
+}
+
+static int
+lookup_var(void *ctx, const void *scopep, const char *name, struct ydoc *doc,
+    struct template_val *out, struct err *err)
+{
+	struct lookup *l = ctx;
+	const struct scope *sc = scopep;
+	const struct host *h = sc->h;
+	struct buf b = ENVCTL_BUF_INIT;
+	struct ynode *seq;
+	const char *dot, *slash;
+	size_t i;
+
+	(void)err;
+	memset(out, 0, sizeof(*out));
+	out->kind = ENVCTL_TVAL_NODE;
+	out->scope = sc;
+	/* Magic variables, as in Ansible, cannot be overridden. */
+	if (strcmp(name, "inventory_hostname") == 0)
+		out->node = str_node(doc, h->name, strlen(h->name));
+	else if (strcmp(name, "inventory_hostname_short") == 0) {
+		dot = strchr(h->name, '.');
+		out->node = str_node(doc, h->name, dot != NULL ?
+		    (size_t)(dot - h->name) : strlen(h->name));
+	} else if (strcmp(name, "group_names") == 0) {
+		seq = ydoc_add_node(doc, ENVCTL_YSEQ, 0, 0);
+		for (i = 0; i < host_ngroups(h); i++)
+			yseq_append(seq, (struct ynode *)str_node(doc,
+			    host_group(h, i), strlen(host_group(h, i))));
+		out->node = seq;
+	} else if (strcmp(name, "groups") == 0) {
+		out->kind = ENVCTL_TVAL_OPAQUE;
+		out->opaque = &l->groups;
+	} else if (strcmp(name, "hostvars") == 0) {
+		out->kind = ENVCTL_TVAL_OPAQUE;
+		out->opaque = &l->hostvars;
+	} else if (strcmp(name, "inventory_file") == 0 && h->file != NULL) {
+		abs_inventory_file(&b, h);
+		out->node = str_node(doc, b.data, b.len);
+	} else if (strcmp(name, "inventory_dir") == 0 && h->file != NULL) {
+		abs_inventory_file(&b, h);
+		slash = strrchr(b.data, '/');
+		out->node = str_node(doc, b.data, slash > b.data ?
+		    (size_t)(slash - b.data) : 1);
+	} else if ((out->node = host_var(h, name)) == NULL && sc->defaults)
+		out->node = ymap_get(l->pb->defaults, name);
+	if (out->kind == ENVCTL_TVAL_NODE && out->node == NULL)
+		out->kind = ENVCTL_TVAL_UNDEFINED;
+	buf_release(&b);
 	return 0;
 }
 
-static const char *
-lookup_var(void *ctx, const char *name)
+static int
+lookup_item(void *ctx, const void *opaquep, const char *key,
+    struct ydoc *doc, struct template_val *out, struct err *err)
 {
 	struct lookup *l = ctx;
-	const struct ynode *n;
-	struct buf b = ENVCTL_BUF_INIT;
-	const char *dot;
+	const struct opaque *o = opaquep;
+	const struct inventory *inv = l->self.h->inv;
+	const struct host **hosts = NULL, *h;
+	struct opaque *ho;
+	struct scope *sc;
+	struct ynode *seq;
+	size_t n, i;
+	int r = 0;
 
-	/* Magic variables, as in Ansible, cannot be overridden. */
-	if (strcmp(name, "inventory_hostname") == 0)
-		return l->h->name;
-	if (strcmp(name, "inventory_hostname_short") == 0) {
-		dot = strchr(l->h->name, '.');
-		buf_add(&b, l->h->name, dot != NULL ?
-		    (size_t)(dot - l->h->name) : strlen(l->h->name));
-		return keep(l, &b);
+	memset(out, 0, sizeof(*out));
+	out->kind = ENVCTL_TVAL_UNDEFINED;
+	switch (o->kind) {
+	case OPAQUE_HOSTVARS:
+		if ((h = inventory_find(inv, key)) == NULL)
+			break;
+		ho = keep(l, sizeof(*ho));
+		ho->kind = OPAQUE_HOST;
+		ho->h = h;
+		out->kind = ENVCTL_TVAL_OPAQUE;
+		out->opaque = ho;
+		break;
+	case OPAQUE_HOST:
+		/* That host's scope: its own variables, no play defaults. */
+		sc = keep(l, sizeof(*sc));
+		sc->h = o->h;
+		r = lookup_var(l, sc, key, doc, out, err);
+		if (out->kind == ENVCTL_TVAL_NODE)
+			out->keep_raw = 1;
+		break;
+	case OPAQUE_GROUPS:
+		if (!inventory_has_group(inv, key))
+			break;
+		n = inventory_group_hosts(inv, key, &hosts);
+		seq = ydoc_add_node(doc, ENVCTL_YSEQ, 0, 0);
+		for (i = 0; i < n; i++)
+			yseq_append(seq, (struct ynode *)str_node(doc,
+			    hosts[i]->name, strlen(hosts[i]->name)));
+		out->kind = ENVCTL_TVAL_NODE;
+		out->node = seq;
+		break;
 	}
-	if ((n = host_var(l->h, name)) == NULL &&
-	    (n = ymap_get(l->pb->defaults, name)) == NULL)
-		return NULL;
-	if (l->why.code != 0)
-		return NULL;
-	if (n->type != ENVCTL_YSCALAR) {
-		err_setat(&l->why, ENVCTL_EINVALID, n->path, n->line, n->col,
-		    "variable '%s' is %s; only strings, numbers and booleans "
-		    "can be used", name, ynode_describe(n));
-		return NULL;
-	}
-	if (has_tag(n, "!vault")) {
-		err_setat(&l->why, ENVCTL_EUNSUPPORTED, n->path, n->line,
-		    n->col, "variable '%s' is vault-encrypted, which envctl "
-		    "cannot decrypt", name);
-		return NULL;
-	}
-	if (yscalar_text(&b, n, &l->why) != 0)
-		goto fail;
-	if (strlen(b.data) != b.len) {
-		/* A C string cannot carry the value whole: refuse it. */
-		err_setat(&l->why, ENVCTL_EINVALID, n->path, n->line, n->col,
-		    "variable '%s' contains a NUL byte, which no environment "
-		    "variable can hold", name);
-		goto fail;
-	}
-	if (expand_nested(l, name, n, &b) != 0)
-		goto fail;
-	return keep(l, &b);
-fail:
-	buf_wipe(&b);
-	return NULL;
+	free(hosts);
+	return r;
 }
+
+static const struct template_ops lookup_ops = { lookup_var, lookup_item };
 
 int
 desired_values(struct desired *d, const struct playbook *pb,
@@ -141,7 +223,10 @@ desired_values(struct desired *d, const struct playbook *pb,
 	buf_init(&d->content, 0);
 	memset(&l, 0, sizeof(l));
 	l.pb = pb;
-	l.h = h;
+	l.self.h = h;
+	l.self.defaults = 1;
+	l.hostvars.kind = OPAQUE_HOSTVARS;
+	l.groups.kind = OPAQUE_GROUPS;
 	d->vars = xcalloc(pb->nenv, sizeof(*d->vars));
 	d->nvars = pb->nenv;
 	for (i = 0; i < pb->nenv; i++) {
@@ -154,19 +239,14 @@ desired_values(struct desired *d, const struct playbook *pb,
 		/* Quoted scalars start one column after their quote. */
 		pos.col = n->col + (n->plain || n->tag != NULL ? 0 : 1);
 		buf_reset(&v);
-		err_release(&l.why);
-		rr = template_expand(&v, n->str, n->len, &pos, lookup_var, &l,
-		    &e);
-		if (rr != 0 && l.why.code != 0) {
-			/* The variable's own problem, where it is defined. */
-			char *msg = xasprintf("%s (used at %s:%d)", l.why.msg,
-			    pb->path, n->line);
-
-			free(l.why.msg);
-			l.why.msg = msg;
-			err_release(&e);
-			err_move(&e, &l.why);
-			rr = e.code;
+		rr = template_expand(&v, n->str, n->len, &pos, &lookup_ops,
+		    &l, &l.self, &e);
+		if (rr == 0 && strlen(v.data) != v.len) {
+			/* A C string cannot carry the value whole. */
+			rr = err_setat(&e, ENVCTL_EINVALID, pb->path, n->line,
+			    n->col, "value of '%s' contains a NUL byte, which "
+			    "no environment variable can hold",
+			    pb->env[i].name);
 		}
 		if (rr != 0) {
 			err_sethost(&e, h->name);
@@ -188,10 +268,9 @@ desired_values(struct desired *d, const struct playbook *pb,
 		}
 		d->vars[i].value = buf_detach(&v, NULL);
 	}
-	err_release(&l.why);
-	for (i = 0; i < l.nstrs; i++)
-		free(l.strs[i]);
-	free(l.strs);
+	for (i = 0; i < l.nkept; i++)
+		free(l.kept[i]);
+	free(l.kept);
 	buf_wipe(&v);
 	buf_wipe(&lit);
 	return r;

@@ -1,11 +1,13 @@
 /*
  * desired.h - what one host's sitecustomize.py must say.
  *
- * Expands a playbook's value templates with one host's variables (host and
- * group vars by Ansible precedence, then the playbook's defaults, then the
- * magic inventory_hostname / inventory_hostname_short) and renders the file:
- * the whole template in mode: file, or the current file with its envctl
- * block spliced in for mode: block.  Pure: no I/O, no global state.
+ * Expands a playbook's value templates (template.h) with one host's
+ * variables: the magic ones (inventory_hostname, _short, group_names,
+ * groups, inventory_file, inventory_dir, hostvars), then host and group
+ * vars by Ansible precedence, then the playbook's defaults; and renders the
+ * file: the whole template in mode: file, or the current file with its
+ * envctl block spliced in for mode: block.  No I/O (inventory_file reads
+ * the working directory for a relative inventory path), no global state.
  */
 #ifndef ENVCTL_CONTROLLER_DESIRED_H
 #define ENVCTL_CONTROLLER_DESIRED_H
@@ -32,10 +34,10 @@ struct desired {
 };
 
 /*
- * Expands every env value for host h into d->vars.  Every undefined
- * variable is reported (ENVCTL_EUNDEFINED, chained), each naming the host
- * and the playbook's path:line:col.  d is filled even on error so that
- * callers may look; release it with desired_release() either way.
+ * Expands every env value for host h into d->vars.  Every failing value
+ * is reported (template_expand()'s codes, chained; a failed value stays
+ * NULL), each naming the host and path:line:col.  d is filled even on
+ * error so that callers may look; release it with desired_release().
  */
 int	desired_values(struct desired *d, const struct playbook *pb,
 	    const struct host *h, struct err *err);

@@ -5,8 +5,10 @@
  * (inv_yaml.c, inv_ini.c, inv_json.c) parses one source and calls these to
  * add groups, hosts, memberships, children and variables in the order
  * Ansible's plugin would; inventory.c resolves precedence once every
- * source is read.  Values are ynodes, which must live as long as the
- * inventory: a reader hands its documents over with invb_keep().  Problems
+ * source is read.  Values, and the names given to the invb_*_var()
+ * functions, must live as long as the inventory (they are kept, not
+ * copied): a reader keeps them in ydocs it hands over with invb_keep().
+ * Problems
  * are recorded with invb_error() and the reader goes on, so that one run
  * shows them all; the load fails when any was recorded.
  */
@@ -38,6 +40,11 @@ void	invb_errorat(struct invb *b, int code, int line, int col,
 	    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 /* Number of errors recorded so far for this source. */
 size_t	invb_nerrors(const struct invb *b);
+/*
+ * 1 when an earlier source (a file read before this one, as in an
+ * inventory directory) has defined group name, else 0.
+ */
+int	invb_group_known(const struct invb *b, const char *name);
 /* The group named name (a non-empty string), added when new. */
 size_t	invb_group(struct invb *b, const char *name);
 /* Makes child a child group of parent; at is where it is written. */
@@ -59,6 +66,13 @@ void	invb_group_var(struct invb *b, size_t g, const char *name,
  */
 size_t	invb_hosts(struct invb *b, size_t g, const char *pattern,
 	    const struct ynode *at, size_t **hosts);
+/*
+ * Adds the host named name, taken literally (no ranges, no port: Ansible's
+ * script plugin), to group g; returns its index, or ENVCTL_INVB_NONE after
+ * recording an error (past the host cap).
+ */
+size_t	invb_host(struct invb *b, size_t g, const char *name,
+	    const struct ynode *at);
 /* Sets variable name of host h; later calls replace earlier ones. */
 void	invb_host_var(struct invb *b, size_t h, const char *name,
 	    const struct ynode *value);

@@ -1,16 +1,26 @@
-/* inventory.c - Ansible YAML inventories (see inventory.h). */
+/* inventory.c - Ansible inventories: sources, precedence (see inventory.h). */
 #include "inventory.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/xmalloc.h"
+#include "controller/hash.h"
+#include "controller/inv_ini.h"
+#include "controller/inv_json.h"
+#include "controller/inv_yaml.h"
+#include "controller/invbuild.h"
+#include "controller/invscript.h"
 #include "controller/yamldoc.h"
 
 #define GROUP_ALL	0
@@ -35,7 +45,10 @@ struct group {
 	char		*name;
 	int		 priority;	/* ansible_group_priority */
 	int		 depth;
-	struct vars	 vars;
+	struct vars	 vars;		/* from inventory sources */
+	struct vars	 fvars;		/* from group_vars/ */
+	size_t		*hosts, nhosts;	/* listed in it: first-seen, once */
+	const char	*vault;		/* a vault-encrypted group_vars file */
 	size_t		*parents, nparents;
 	size_t		*children, nchildren;
 	size_t		*childedge;	/* edge index of each child */
@@ -44,6 +57,7 @@ struct group {
 /* parent -> child, as written in a children: mapping (or implicit). */
 struct edge {
 	size_t	 parent, child;
+	const char *path;		/* where it is written */
 	int	 line, col;		/* of the child's key; 0 if implicit */
 	size_t	 seq;
 };
@@ -66,15 +80,25 @@ struct ntab {
 
 struct inventory {
 	char		*path;
-	struct ydoc	*doc;
+	struct ydoc	**docs;		/* every document values come from */
+	size_t		 ndocs, docalloc;
+	char		**files;	/* every file read, in order */
+	size_t		 nfiles, filealloc;
+	struct buf	 digests;	/* "sha256 path" of each, a line each */
+	char		 digest[ENVCTL_SHA256_HEX];
 	struct host	*hosts;
 	size_t		 nhosts, hostalloc;
 	struct vars	*own;		/* each host's own assignments */
+	struct vars	*hfvars;	/* each host's host_vars/ files */
+	const char	**hvault;	/* each host's vault-encrypted file */
 	struct group	*groups;
 	size_t		 ngroups, groupalloc;
 	struct ntab	 hosttab, grouptab;
 	struct ynode	**synth;	/* nodes made here (ansible_port) */
 	size_t		 nsynth, synthalloc;
+	struct ydoc	*vaultdoc;	/* an unusable node per vaulted file */
+	struct ynode	**vaults;
+	size_t		 nvaults, vaultalloc;
 	struct edge	*edges;
 	size_t		 nedges, edgealloc;
 	struct member	*members;
@@ -89,9 +113,12 @@ struct seen {
 	size_t			 more;
 };
 
-struct loader {
+struct invb {
 	struct inventory	*inv;
 	struct err		*err;
+	const char		*path;		/* the source being read */
+	size_t			 nerrors;	/* recorded for it */
+	size_t			 ngroups0;	/* groups before it */
 	int			 first;		/* first error code */
 	int			 toomany;	/* past the host cap */
 	size_t			 seq;
@@ -166,32 +193,6 @@ ntab_put(struct ntab *t, const char *name, size_t idx)
 	t->n++;
 }
 
-/* Levenshtein distance of two short strings; SIZE_MAX past 64 bytes. */
-static size_t
-edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), i, j, prev[65], cur[65];
-	size_t del, ins, sub;
-
-	if (la > 64 || lb > 64)
-		return SIZE_MAX;
-	for (j = 0; j <= lb; j++)
-		prev[j] = j;
-	for (i = 1; i <= la; i++) {
-		cur[0] = i;
-		for (j = 1; j <= lb; j++) {
-			del = prev[j] + 1;
-			ins = cur[j - 1] + 1;
-			sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
-			cur[j] = del < ins ? del : ins;
-			if (sub < cur[j])
-				cur[j] = sub;
-		}
-		memcpy(prev, cur, sizeof(prev));
-	}
-	return prev[lb];
-}
-
 /* --- errors -------------------------------------------------------- */
 
 static struct err *
@@ -204,26 +205,28 @@ err_last(struct err *err)
 	return err;
 }
 
-static void	vreport(struct loader *, int, const char *,
+static void	vreport(struct invb *, int, const char *,
 		    const struct ynode *, const char *, va_list)
 		    __attribute__((format(printf, 5, 0)));
 
 static void
-vreport(struct loader *l, int code, const char *host, const struct ynode *at,
+vreport(struct invb *l, int code, const char *host, const struct ynode *at,
     const char *fmt, va_list ap)
 {
 	struct err *e;
 
 	if (l->first == 0)
 		l->first = code;
-	err_vaddat(l->err, code, l->inv->path, at != NULL ? at->line : 0,
-	    at != NULL ? at->col : 0, fmt, ap);
+	l->nerrors++;
+	err_vaddat(l->err, code, at != NULL && at->path != NULL ? at->path :
+	    l->path, at != NULL ? at->line : 0, at != NULL ? at->col : 0, fmt,
+	    ap);
 	if (host != NULL && (e = err_last(l->err)) != NULL && e->host == NULL)
 		e->host = xstrdup(host);
 }
 
 static void __attribute__((format(printf, 4, 5)))
-report(struct loader *l, int code, const struct ynode *at, const char *fmt,
+report(struct invb *l, int code, const struct ynode *at, const char *fmt,
     ...)
 {
 	va_list ap;
@@ -236,7 +239,7 @@ report(struct loader *l, int code, const struct ynode *at, const char *fmt,
 /* --- building ------------------------------------------------------ */
 
 static void
-vars_add(struct loader *l, struct vars *vs, const char *name,
+vars_add(struct invb *l, struct vars *vs, const char *name,
     const struct ynode *value)
 {
 	ENVCTL_GROW(vs->v, vs->n + 1, vs->alloc);
@@ -267,7 +270,7 @@ group_add(struct inventory *inv, const char *name)
 
 static void
 edge_add(struct inventory *inv, size_t parent, size_t child,
-    const struct ynode *at)
+    const char *path, const struct ynode *at)
 {
 	struct edge *e;
 
@@ -275,6 +278,7 @@ edge_add(struct inventory *inv, size_t parent, size_t child,
 	e = &inv->edges[inv->nedges];
 	e->parent = parent;
 	e->child = child;
+	e->path = path;
 	e->line = at != NULL ? at->line : 0;
 	e->col = at != NULL ? at->col : 0;
 	e->seq = inv->nedges++;
@@ -292,12 +296,19 @@ host_add(struct inventory *inv, const char *name, int *isnew)
 		return idx;
 	before = inv->hostalloc;
 	ENVCTL_GROW(inv->hosts, inv->nhosts + 1, inv->hostalloc);
-	if (inv->hostalloc != before)
+	if (inv->hostalloc != before) {
 		inv->own = xreallocarray(inv->own, inv->hostalloc,
 		    sizeof(*inv->own));
+		inv->hfvars = xreallocarray(inv->hfvars, inv->hostalloc,
+		    sizeof(*inv->hfvars));
+		inv->hvault = xreallocarray(inv->hvault, inv->hostalloc,
+		    sizeof(*inv->hvault));
+	}
 	h = &inv->hosts[inv->nhosts];
 	memset(h, 0, sizeof(*h));
 	memset(&inv->own[inv->nhosts], 0, sizeof(*inv->own));
+	memset(&inv->hfvars[inv->nhosts], 0, sizeof(*inv->hfvars));
+	inv->hvault[inv->nhosts] = NULL;
 	h->name = xstrdup(name);
 	h->index = inv->nhosts;
 	h->inv = inv;
@@ -316,20 +327,6 @@ member_add(struct inventory *inv, size_t host, size_t group)
 	inv->nmembers++;
 }
 
-static int
-is_null(const struct ynode *n)
-{
-	return n == NULL || (n->type == ENVCTL_YSCALAR &&
-	    yscalar_kind(n) == ENVCTL_YNULL);
-}
-
-static int
-is_string(const struct ynode *n)
-{
-	return n != NULL && n->type == ENVCTL_YSCALAR &&
-	    yscalar_kind(n) == ENVCTL_YSTR;
-}
-
 /* Appends " 'text'" for a scalar, so messages show what was found. */
 static const char *
 quoted(const struct ynode *v, struct buf *b)
@@ -338,37 +335,6 @@ quoted(const struct ynode *v, struct buf *b)
 	if (v->type == ENVCTL_YSCALAR && yscalar_kind(v) != ENVCTL_YNULL)
 		buf_addf(b, " '%s'", v->str);
 	return b->data;
-}
-
-/*
- * Checks that key names a group, host or variable: a YAML string (Ansible
- * refuses other types), not empty, without NUL bytes.
- */
-static int
-check_name(struct loader *l, const struct ynode *key, const char *what,
-    const char *group)
-{
-	const char *in = group != NULL ? " in group '" : "";
-	const char *g = group != NULL ? group : "";
-	const char *close = group != NULL ? "'" : "";
-
-	if (!is_string(key)) {
-		report(l, ENVCTL_EINVALID, key, "%s '%s'%s%s%s must be a "
-		    "string, got %s (quote it)", what, key->str, in, g, close,
-		    ynode_describe(key));
-		return -1;
-	}
-	if (key->len == 0) {
-		report(l, ENVCTL_EINVALID, key, "empty %s%s%s%s", what, in, g,
-		    close);
-		return -1;
-	}
-	if (strlen(key->str) != key->len) {
-		report(l, ENVCTL_EINVALID, key, "%s '%s'%s%s%s contains a NUL "
-		    "byte", what, key->str, in, g, close);
-		return -1;
-	}
-	return 0;
 }
 
 /* Reads a value as Python's int() would, for ansible_group_priority. */
@@ -456,7 +422,7 @@ parse_number(const char *s, size_t len, unsigned long long *v)
 
 /* Parses "beg:end" or "beg:end:step" (between brackets) into r. */
 static int
-parse_range(struct loader *l, const struct ynode *at, const char *pattern,
+parse_range(struct invb *l, const struct ynode *at, const char *pattern,
     const char *s, size_t len, struct hrange *r)
 {
 	const char *c1, *c2, *beg = s, *end, *step = NULL;
@@ -535,7 +501,7 @@ shape:
  * each and the array).  The first range varies slowest, as in Ansible.
  */
 static int
-expand_ranges(struct loader *l, const struct ynode *at, const char *pattern,
+expand_ranges(struct invb *l, const struct ynode *at, const char *pattern,
     size_t room, char ***names, size_t *nnames)
 {
 	struct hrange *rs = NULL;
@@ -824,110 +790,154 @@ inventory_parse_address(const char *s, char **host, char **port)
 	return 1;
 }
 
-/* --- the YAML structure --------------------------------------------- */
+/* --- the builder (invbuild.h) ---------------------------------------- */
 
-static size_t parse_group(struct loader *, const struct ynode *,
-    const struct ynode *, int);
-
-static void
-parse_vars(struct loader *l, size_t g, const struct ynode *v)
+const char *
+invb_path(const struct invb *b)
 {
-	struct inventory *inv = l->inv;
-	const struct ynode *k, *val;
+	return b->path;
+}
+
+void
+invb_keep(struct invb *b, struct ydoc *doc)
+{
+	struct inventory *inv = b->inv;
+
+	ENVCTL_GROW(inv->docs, inv->ndocs + 1, inv->docalloc);
+	inv->docs[inv->ndocs++] = doc;
+}
+
+void
+invb_error(struct invb *b, int code, const struct ynode *at, const char *fmt,
+    ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(b, code, NULL, at, fmt, ap);
+	va_end(ap);
+}
+
+void
+invb_errorat(struct invb *b, int code, int line, int col, const char *fmt,
+    ...)
+{
+	struct ynode at;
+	va_list ap;
+
+	memset(&at, 0, sizeof(at));
+	at.line = line;
+	at.col = col;
+	va_start(ap, fmt);
+	vreport(b, code, NULL, &at, fmt, ap);
+	va_end(ap);
+}
+
+size_t
+invb_nerrors(const struct invb *b)
+{
+	return b->nerrors;
+}
+
+int
+invb_group_known(const struct invb *b, const char *name)
+{
+	size_t idx;
+
+	return ntab_get(&b->inv->grouptab, name, &idx) && idx < b->ngroups0;
+}
+
+size_t
+invb_group(struct invb *b, const char *name)
+{
+	return group_add(b->inv, name);
+}
+
+void
+invb_child(struct invb *b, size_t parent, size_t child, const struct ynode *at)
+{
+	edge_add(b->inv, parent, child, at != NULL && at->path != NULL ?
+	    at->path : b->path, at);
+}
+
+void
+invb_group_var(struct invb *b, size_t g, const char *name,
+    const struct ynode *value)
+{
+	struct inventory *inv = b->inv;
 	struct buf q = ENVCTL_BUF_INIT;
 	long long prio;
-	size_t i;
 
-	if (v->type != ENVCTL_YMAP) {
-		report(l, ENVCTL_EINVALID, v, "'vars' of group '%s' must be a "
-		    "mapping of variables, got %s", inv->groups[g].name,
-		    ynode_describe(v));
+	if (strcmp(name, "ansible_group_priority") != 0) {
+		vars_add(b, &inv->groups[g].vars, name, value);
 		return;
 	}
-	for (i = 0; i < v->npairs; i++) {
-		k = v->pairs[i].key;
-		val = v->pairs[i].value;
-		if (check_name(l, k, "variable", inv->groups[g].name) != 0)
-			continue;
-		if (strcmp(k->str, "ansible_group_priority") != 0) {
-			vars_add(l, &inv->groups[g].vars, k->str, val);
-			continue;
-		}
-		/* Ansible consumes it: int(value), not a variable. */
-		if (python_int(val, &prio) != 0 || prio < INT_MIN ||
-		    prio > INT_MAX) {
-			report(l, ENVCTL_EINVALID, val,
-			    "ansible_group_priority of group '%s' must be an "
-			    "integer, got %s%s",
-			    inv->groups[g].name, ynode_describe(val),
-			    quoted(val, &q));
-			continue;
-		}
+	/* Ansible consumes it: int(value), not a variable. */
+	if (python_int(value, &prio) != 0 || prio < INT_MIN ||
+	    prio > INT_MAX)
+		report(b, ENVCTL_EINVALID, value, "ansible_group_priority of "
+		    "group '%s' must be an integer, got %s%s",
+		    inv->groups[g].name, ynode_describe(value),
+		    quoted(value, &q));
+	else
 		inv->groups[g].priority = (int)prio;
-	}
 	buf_release(&q);
 }
 
-static void
-parse_children(struct loader *l, size_t g, const struct ynode *v, int nest)
+void
+invb_host_var(struct invb *b, size_t h, const char *name,
+    const struct ynode *value)
 {
-	struct inventory *inv = l->inv;
-	size_t i, child;
-
-	if (is_string(v)) {
-		/* Ansible reads "children: name" as {name: null}. */
-		if ((child = parse_group(l, v, NULL, nest + 1)) != NONE)
-			edge_add(inv, g, child, v);
-		return;
-	}
-	if (v->type != ENVCTL_YMAP) {
-		report(l, ENVCTL_EINVALID, v, "'children' of group '%s' must "
-		    "be a mapping of group names, got %s", inv->groups[g].name,
-		    ynode_describe(v));
-		return;
-	}
-	for (i = 0; i < v->npairs; i++) {
-		child = parse_group(l, v->pairs[i].key, v->pairs[i].value,
-		    nest + 1);
-		if (child != NONE)
-			edge_add(inv, g, child, v->pairs[i].key);
-	}
+	vars_add(b, &b->inv->own[h], name, value);
 }
 
-/* A usable variable name: a non-empty YAML string without NUL bytes. */
-static int
-var_name_ok(const struct ynode *key)
+/* Adds name to group g; ENVCTL_INVB_NONE past the cap.  *isnew as host_add. */
+static size_t
+add_member(struct invb *b, size_t g, const char *name, const struct ynode *at,
+    int *isnew)
 {
-	return is_string(key) && key->len > 0 && strlen(key->str) == key->len;
+	struct inventory *inv = b->inv;
+	size_t h;
+
+	*isnew = 0;
+	if (inv->nhosts >= ENVCTL_INVENTORY_MAX_HOSTS &&
+	    !ntab_get(&inv->hosttab, name, &h)) {
+		if (!b->toomany)
+			report(b, ENVCTL_ETOOBIG, at, "inventory has more than "
+			    "%u hosts", ENVCTL_INVENTORY_MAX_HOSTS);
+		b->toomany = 1;
+		return ENVCTL_INVB_NONE;
+	}
+	h = host_add(inv, name, isnew);
+	member_add(inv, h, g);
+	if (*isnew)
+		inv->hosts[h].file = b->path;
+	return h;
 }
 
-/* One entry of hosts:, key a host name or pattern, val its variables. */
-static void
-parse_host(struct loader *l, size_t g, const struct ynode *key,
-    const struct ynode *val)
+size_t
+invb_host(struct invb *b, size_t g, const char *name, const struct ynode *at)
 {
-	struct inventory *inv = l->inv;
-	const char *gname = inv->groups[g].name;
+	int isnew;
+
+	return add_member(b, g, name, at, &isnew);
+}
+
+size_t
+invb_hosts(struct invb *b, size_t g, const char *spec, const struct ynode *at,
+    size_t **hosts)
+{
+	struct inventory *inv = b->inv;
 	char *pattern = NULL, *port = NULL, **names = NULL, *digits;
-	size_t i, j, nnames = 0, h;
+	size_t i, nnames = 0, h, n = 0, *idx = NULL;
 	struct ynode *pn;
 	int isnew;
 
-	if (check_name(l, key, "host name", gname) != 0)
-		return;
-	if (val != NULL && !is_null(val) && val->type != ENVCTL_YMAP) {
-		report(l, ENVCTL_EINVALID, val, "variables of host '%s' in "
-		    "group '%s' must be a mapping, got %s", key->str, gname,
-		    ynode_describe(val));
-		return;
-	}
-	for (j = 0; val != NULL && val->type == ENVCTL_YMAP &&
-	    j < val->npairs; j++)
-		(void)check_name(l, val->pairs[j].key, "variable", gname);
-	if (!inventory_parse_address(key->str, &pattern, &port))
-		pattern = xstrdup(key->str);	/* taken as it is */
+	*hosts = NULL;
+	if (!inventory_parse_address(spec, &pattern, &port))
+		pattern = xstrdup(spec);	/* taken as it is */
 	if (strchr(pattern, '[') != NULL) {
-		if (expand_ranges(l, key, pattern, ENVCTL_INVENTORY_MAX_HOSTS,
+		if (expand_ranges(b, at, pattern, ENVCTL_INVENTORY_MAX_HOSTS,
 		    &names, &nnames) != 0)
 			goto out;
 	} else {
@@ -936,42 +946,29 @@ parse_host(struct loader *l, size_t g, const struct ynode *key,
 		pattern = NULL;
 		nnames = 1;
 	}
+	idx = xcalloc(nnames, sizeof(*idx));
 	for (i = 0; i < nnames; i++) {
-		if (inv->nhosts >= ENVCTL_INVENTORY_MAX_HOSTS &&
-		    !ntab_get(&inv->hosttab, names[i], &h)) {
-			if (!l->toomany)
-				report(l, ENVCTL_ETOOBIG, key, "inventory has "
-				    "more than %u hosts",
-				    ENVCTL_INVENTORY_MAX_HOSTS);
-			l->toomany = 1;
+		if ((h = add_member(b, g, names[i], at, &isnew)) ==
+		    ENVCTL_INVB_NONE)
 			break;
-		}
-		h = host_add(inv, names[i], &isnew);
-		member_add(inv, h, g);
-		if (isnew && port != NULL) {
-			/* As Ansible's Host(name, port): set when created. */
-			digits = port + strspn(port, "0");
-			if (*digits == '\0')
-				digits--;
-			pn = xcalloc(1, sizeof(*pn));
-			pn->type = ENVCTL_YSCALAR;
-			pn->path = inv->path;
-			pn->line = key->line;
-			pn->col = key->col;
-			pn->str = xstrdup(digits);
-			pn->len = strlen(pn->str);
-			pn->plain = 1;
-			ENVCTL_GROW(inv->synth, inv->nsynth + 1,
-			    inv->synthalloc);
-			inv->synth[inv->nsynth++] = pn;
-			vars_add(l, &inv->own[h], "ansible_port", pn);
-		}
-		for (j = 0; val != NULL && val->type == ENVCTL_YMAP &&
-		    j < val->npairs; j++)
-			if (var_name_ok(val->pairs[j].key))
-				vars_add(l, &inv->own[h],
-				    val->pairs[j].key->str,
-				    val->pairs[j].value);
+		idx[n++] = h;
+		if (!isnew || port == NULL)
+			continue;
+		/* As Ansible's Host(name, port): set when created. */
+		digits = port + strspn(port, "0");
+		if (*digits == '\0')
+			digits--;
+		pn = xcalloc(1, sizeof(*pn));
+		pn->type = ENVCTL_YSCALAR;
+		pn->path = at != NULL && at->path != NULL ? at->path : b->path;
+		pn->line = at != NULL ? at->line : 0;
+		pn->col = at != NULL ? at->col : 0;
+		pn->str = xstrdup(digits);
+		pn->len = strlen(pn->str);
+		pn->plain = 1;
+		ENVCTL_GROW(inv->synth, inv->nsynth + 1, inv->synthalloc);
+		inv->synth[inv->nsynth++] = pn;
+		vars_add(b, &inv->own[h], "ansible_port", pn);
 	}
 out:
 	for (i = 0; i < nnames; i++)
@@ -979,128 +976,11 @@ out:
 	free(names);
 	free(pattern);
 	free(port);
-}
-
-static void
-parse_hosts(struct loader *l, size_t g, const struct ynode *v)
-{
-	size_t i;
-
-	if (is_string(v)) {
-		/* Ansible reads "hosts: name" as {name: null}. */
-		parse_host(l, g, v, NULL);
-		return;
-	}
-	if (v->type != ENVCTL_YMAP) {
-		report(l, ENVCTL_EINVALID, v, "'hosts' of group '%s' must be a "
-		    "mapping of host names (each 'name:' on its own line), "
-		    "got %s", l->inv->groups[g].name, ynode_describe(v));
-		return;
-	}
-	for (i = 0; i < v->npairs; i++)
-		parse_host(l, g, v->pairs[i].key, v->pairs[i].value);
-}
-
-static void
-unknown_key(struct loader *l, size_t g, const struct ynode *k)
-{
-	static const char *const valid[] = { "hosts", "vars", "children" };
-	const char *best = NULL;
-	size_t i, d, bestd = SIZE_MAX;
-
-	for (i = 0; i < sizeof(valid) / sizeof(valid[0]); i++) {
-		d = edit_distance(k->str, valid[i]);
-		if (d < bestd && d <= strlen(valid[i]) / 2 && d < k->len) {
-			bestd = d;
-			best = valid[i];
-		}
-	}
-	if (best != NULL)
-		report(l, ENVCTL_EINVALID, k, "unknown key '%s' in group '%s' "
-		    "(expected hosts, vars or children; did you mean '%s'?)",
-		    k->str, l->inv->groups[g].name, best);
+	if (n == 0)
+		free(idx);
 	else
-		report(l, ENVCTL_EINVALID, k, "unknown key '%s' in group '%s' "
-		    "(expected hosts, vars or children)", k->str,
-		    l->inv->groups[g].name);
-}
-
-/*
- * Defines (or adds to) the group named by key with body val (NULL or null
- * for none).  Returns its index, or NONE when the name is unusable.
- */
-static size_t
-parse_group(struct loader *l, const struct ynode *key, const struct ynode *val,
-    int nest)
-{
-	struct inventory *inv = l->inv;
-	const struct ynode *k, *v;
-	size_t g, i;
-
-	if (check_name(l, key, "group name", NULL) != 0)
-		return NONE;
-	g = group_add(inv, key->str);
-	if (is_null(val))
-		return g;
-	if (val->type != ENVCTL_YMAP) {
-		report(l, ENVCTL_EINVALID, val, "group '%s' must be a mapping "
-		    "(with hosts, vars or children) or empty, got %s",
-		    key->str, ynode_describe(val));
-		return g;
-	}
-	if (nest > MAX_NESTING) {
-		report(l, ENVCTL_ETOOBIG, key, "group '%s' is nested more than "
-		    "%d levels deep", key->str, MAX_NESTING);
-		return g;
-	}
-	for (i = 0; i < val->npairs; i++) {
-		k = val->pairs[i].key;
-		v = val->pairs[i].value;
-		if (!is_string(k) || (strcmp(k->str, "hosts") != 0 &&
-		    strcmp(k->str, "vars") != 0 &&
-		    strcmp(k->str, "children") != 0)) {
-			unknown_key(l, g, k);
-			continue;
-		}
-		if (is_null(v))
-			continue;	/* "hosts:" with nothing: allowed */
-		if (strcmp(k->str, "vars") == 0)
-			parse_vars(l, g, v);
-		else if (strcmp(k->str, "hosts") == 0)
-			parse_hosts(l, g, v);
-		else if (g == GROUP_UNGROUPED)
-			report(l, ENVCTL_EINVALID, k, "group 'ungrouped' "
-			    "cannot have children");
-		else
-			parse_children(l, g, v, nest);
-	}
-	return g;
-}
-
-static void
-parse_top(struct loader *l, const struct ynode *root)
-{
-	const struct ynode *plugin;
-	size_t i;
-
-	if (is_null(root))
-		return;		/* "no hosts" below */
-	if (root->type != ENVCTL_YMAP) {
-		report(l, ENVCTL_EINVALID, root, "expected a mapping of group "
-		    "names at the top (such as 'all:'), got %s",
-		    ynode_describe(root));
-		return;
-	}
-	plugin = ymap_get(root, "plugin");
-	if (plugin != NULL && !is_null(plugin)) {
-		report(l, ENVCTL_EUNSUPPORTED, plugin, "inventory plugin "
-		    "configuration ('plugin: %s') is not supported; envctl "
-		    "reads YAML inventories", plugin->type == ENVCTL_YSCALAR ?
-		    plugin->str : "...");
-		return;
-	}
-	for (i = 0; i < root->npairs; i++)
-		parse_group(l, root->pairs[i].key, root->pairs[i].value, 0);
+		*hosts = idx;
+	return n;
 }
 
 /* --- groups: graph, cycles, depth ------------------------------------ */
@@ -1139,7 +1019,7 @@ link_groups(struct inventory *inv)
 	/* As Ansible's reconcile_inventory: orphans become children of all. */
 	for (i = 1; i < inv->ngroups; i++)
 		if (!hasparent[i])
-			edge_add(inv, GROUP_ALL, i, NULL);
+			edge_add(inv, GROUP_ALL, i, NULL, NULL);
 	free(hasparent);
 	sort_array(inv->edges, inv->nedges, sizeof(*inv->edges), edge_cmp);
 	for (i = n = 0; i < inv->nedges; i++) {
@@ -1174,7 +1054,7 @@ link_groups(struct inventory *inv)
 
 /* Reports the cycle closed by edge e: "a -> b -> a", from the DFS stack. */
 static void
-report_cycle(struct loader *l, const size_t *stack, size_t depth,
+report_cycle(struct invb *l, const size_t *stack, size_t depth,
     const struct edge *e)
 {
 	struct inventory *inv = l->inv;
@@ -1188,6 +1068,7 @@ report_cycle(struct loader *l, const size_t *stack, size_t depth,
 		buf_addf(&path, "%s -> ", inv->groups[stack[i]].name);
 	buf_addstr(&path, inv->groups[e->child].name);
 	memset(&at, 0, sizeof(at));
+	at.path = e->path;
 	at.line = e->line;
 	at.col = e->col;
 	report(l, ENVCTL_EINVALID, &at, "group cycle: %s", path.data);
@@ -1200,7 +1081,7 @@ report_cycle(struct loader *l, const size_t *stack, size_t depth,
  * depth-first search then names.  Returns -1 when there is a cycle.
  */
 static int
-order_groups(struct loader *l)
+order_groups(struct invb *l)
 {
 	struct inventory *inv = l->inv;
 	size_t n = inv->ngroups, *indeg, *queue, head = 0, tail = 0, i, c;
@@ -1342,6 +1223,41 @@ append_vars(struct vars *dst, const struct vars *src, size_t rank)
 }
 
 /*
+ * Notes that a vault-encrypted file at precedence rank may set any of h's
+ * variables: every variable that does not come from above it, defined or
+ * not, is then unknown (host_var() returns the file's unusable node).
+ */
+static void
+note_vault(struct inventory *inv, struct host *h, const char *path,
+    size_t rank)
+{
+	struct buf msg = ENVCTL_BUF_INIT;
+	size_t i;
+
+	if (path == NULL || (h->vault != NULL && h->vault_rank > rank))
+		return;
+	h->vault_rank = rank;
+	for (i = 0; i < inv->nvaults; i++)
+		if (strcmp(inv->vaults[i]->path, path) == 0) {
+			h->vault = inv->vaults[i];
+			return;
+		}
+	buf_addf(&msg, "may be set by the vault-encrypted file '%s', which "
+	    "envctl cannot decrypt", path);
+	if (inv->vaultdoc == NULL)
+		inv->vaultdoc = ydoc_new(inv->path);
+	ENVCTL_GROW(inv->vaults, inv->nvaults + 1, inv->vaultalloc);
+	h->vault = ydoc_add_scalar(inv->vaultdoc, ENVCTL_YSTR, msg.data,
+	    msg.len, 0, 0);
+	/* The node's path names the vaulted file, for messages. */
+	h->vault->path = path;
+	free(h->vault->tag);
+	h->vault->tag = xstrdup(ENVCTL_YTAG_UNUSABLE);
+	inv->vaults[inv->nvaults++] = h->vault;
+	buf_release(&msg);
+}
+
+/*
  * Gives every host its groups (Ansible's group_names) and its variables:
  * all's, then its groups' in sort_groups order, then its own, later ones
  * replacing earlier ones of the same name.
@@ -1351,12 +1267,16 @@ resolve_hosts(struct inventory *inv)
 {
 	size_t nh = inv->nhosts, ng = inv->ngroups, i, j, k, m, q, n, head;
 	size_t *stamp, *gl, *queue;
-	struct member *mb = inv->members;
+	struct member *mb;
 	struct vars all = { NULL, 0, 0 };
+	struct group *gs = inv->groups, *g;
 	struct host *h;
-	struct group *g;
 	int ungrouped;
 
+	/* A sorted copy: the list itself keeps each group's order. */
+	mb = xcalloc(inv->nmembers + 1, sizeof(*mb));
+	if (inv->nmembers > 0)
+		memcpy(mb, inv->members, inv->nmembers * sizeof(*mb));
 	sort_array(mb, inv->nmembers, sizeof(*mb), member_cmp);
 	stamp = xcalloc(ng, sizeof(*stamp));
 	gl = xcalloc(ng + 1, sizeof(*gl));
@@ -1405,11 +1325,24 @@ resolve_hosts(struct inventory *inv)
 		h->ngroups = n;
 		sort_array(h->groups, n, sizeof(*h->groups), strp_cmp);
 
+		/*
+		 * Ansible's VARIABLE_PRECEDENCE, lowest first: the inventory's
+		 * all, the inventory's groups, group_vars/all, group_vars of
+		 * the groups, the host's own, host_vars.
+		 */
 		all.n = 0;
-		append_vars(&all, &inv->groups[GROUP_ALL].vars, 0);
+		append_vars(&all, &gs[GROUP_ALL].vars, 0);
 		for (k = 0; k < n; k++)
-			append_vars(&all, &inv->groups[gl[k]].vars, k + 1);
-		append_vars(&all, &inv->own[i], n + 1);
+			append_vars(&all, &gs[gl[k]].vars, k + 1);
+		append_vars(&all, &gs[GROUP_ALL].fvars, n + 1);
+		note_vault(inv, h, gs[GROUP_ALL].vault, n + 1);
+		for (k = 0; k < n; k++) {
+			append_vars(&all, &gs[gl[k]].fvars, n + 2 + k);
+			note_vault(inv, h, gs[gl[k]].vault, n + 2 + k);
+		}
+		append_vars(&all, &inv->own[i], 2 * n + 2);
+		append_vars(&all, &inv->hfvars[i], 2 * n + 3);
+		note_vault(inv, h, inv->hvault[i], 2 * n + 3);
 		sort_array(all.v, all.n, sizeof(*all.v), hvar_cmp);
 		h->vars = xcalloc(all.n + 1, sizeof(*h->vars));
 		for (k = 0; k < all.n; k++) {
@@ -1420,6 +1353,7 @@ resolve_hosts(struct inventory *inv)
 		}
 	}
 	free(all.v);
+	free(mb);
 	free(stamp);
 	free(gl);
 	free(queue);
@@ -1428,7 +1362,7 @@ resolve_hosts(struct inventory *inv)
 /* --- connection variables ------------------------------------------- */
 
 static void __attribute__((format(printf, 6, 7)))
-report_conn(struct loader *l, int code, const struct host *h,
+report_conn(struct invb *l, int code, const struct host *h,
     const char *var, const struct ynode *at, const char *fmt, ...)
 {
 	struct seen *s;
@@ -1457,7 +1391,8 @@ report_conn(struct loader *l, int code, const struct host *h,
 static int
 is_templated(const struct ynode *v)
 {
-	if (!is_string(v) || (v->tag != NULL && strcmp(v->tag, "!unsafe") == 0))
+	if (!ynode_is_string(v) ||
+	    (v->tag != NULL && strcmp(v->tag, "!unsafe") == 0))
 		return 0;
 	return strstr(v->str, "{{") != NULL || strstr(v->str, "{%") != NULL;
 }
@@ -1468,7 +1403,7 @@ is_templated(const struct ynode *v)
  * vaulted or templated value.
  */
 static const struct ynode *
-conn_value(struct loader *l, const struct host *h, const char *const *names,
+conn_value(struct invb *l, const struct host *h, const char *const *names,
     const char **which)
 {
 	const struct ynode *v, *found = NULL;
@@ -1476,13 +1411,19 @@ conn_value(struct loader *l, const struct host *h, const char *const *names,
 	*which = names[0];
 	for (; *names != NULL; names++) {
 		v = host_var(h, *names);
-		if (v != NULL && !is_null(v)) {
+		if (v != NULL && !ynode_is_null(v)) {
 			found = v;
 			*which = *names;
 		}
 	}
 	if (found == NULL)
 		return NULL;
+	if (found->tag != NULL &&
+	    strcmp(found->tag, ENVCTL_YTAG_UNUSABLE) == 0) {
+		report_conn(l, ENVCTL_EUNSUPPORTED, h, *which, found,
+		    "connection variable '%s': %s", *which, found->str);
+		return NULL;
+	}
 	if (found->tag != NULL && strcmp(found->tag, "!vault") == 0) {
 		report_conn(l, ENVCTL_EUNSUPPORTED, h, *which, found,
 		    "vault-encrypted connection variables are not supported: "
@@ -1500,16 +1441,16 @@ conn_value(struct loader *l, const struct host *h, const char *const *names,
 
 /* A connection variable that must be a string; NULL when unset. */
 static const char *
-conn_string(struct loader *l, const struct host *h, const char *const *names)
+conn_string(struct invb *l, const struct host *h, const char *const *names)
 {
 	const struct ynode *v;
 	const char *var, *got;
 
 	if ((v = conn_value(l, h, names, &var)) == NULL)
 		return NULL;
-	if (is_string(v) && v->len > 0 && strlen(v->str) == v->len)
+	if (ynode_is_string(v) && v->len > 0 && strlen(v->str) == v->len)
 		return v->str;
-	if (!is_string(v))
+	if (!ynode_is_string(v))
 		got = ynode_describe(v);
 	else if (v->len == 0)
 		got = "an empty string";
@@ -1616,7 +1557,7 @@ in_words(const char *s, const char *const *words)
 }
 
 static void
-parse_connection(struct loader *l, struct host *h)
+parse_connection(struct invb *l, struct host *h)
 {
 	struct buf q = ENVCTL_BUF_INIT;
 	const struct ynode *v;
@@ -1624,6 +1565,13 @@ parse_connection(struct loader *l, struct host *h)
 	long long port;
 	int b;
 
+	if (h->vault != NULL) {
+		/* Any connection variable may be in it: one error says so. */
+		h->address = h->name;
+		report_conn(l, ENVCTL_EUNSUPPORTED, h, "", h->vault,
+		    "this host's connection variables %s", h->vault->str);
+		return;
+	}
 	if ((h->address = conn_string(l, h, host_names)) == NULL)
 		h->address = h->name;
 	else
@@ -1660,7 +1608,7 @@ parse_connection(struct loader *l, struct host *h)
 	/* An int, or a string that int() reads, as Ansible's port option. */
 	if ((v = conn_value(l, h, port_names, &var)) != NULL) {
 		if (v->type == ENVCTL_YSCALAR &&
-		    (yscalar_kind(v) == ENVCTL_YINT || is_string(v)) &&
+		    (yscalar_kind(v) == ENVCTL_YINT || ynode_is_string(v)) &&
 		    python_int(v, &port) == 0 && port >= 1 && port <= 65535)
 			h->port = (int)port;
 		else
@@ -1673,7 +1621,7 @@ parse_connection(struct loader *l, struct host *h)
 
 /* Appends "(and N more hosts)" to errors that several hosts share. */
 static void
-finish_seen(struct loader *l)
+finish_seen(struct invb *l)
 {
 	struct seen *s;
 	char *msg;
@@ -1690,42 +1638,602 @@ finish_seen(struct loader *l)
 	}
 }
 
-/* --- loading ------------------------------------------------------------ */
+/* --- sources ------------------------------------------------------------ */
+
+/* Largest inventory or vars file read (the YAML reader's own cap). */
+#define FILE_MAX	ENVCTL_YAML_MAX_BYTES
+/* Most levels of group_vars/NAME/ folders and inventory directories. */
+#define MAX_DIR_DEPTH	32
+
+/* Keeps path (copied) as a file read; returns the kept copy. */
+static const char *
+file_add(struct inventory *inv, const char *path, const struct buf *content)
+{
+	char hex[ENVCTL_SHA256_HEX];
+
+	ENVCTL_GROW(inv->files, inv->nfiles + 1, inv->filealloc);
+	inv->files[inv->nfiles] = xstrdup(path);
+	if (content != NULL) {
+		hash_sha256_hex(hex, content->data, content->len);
+		buf_addf(&inv->digests, "%s %s\n", hex, path);
+	}
+	return inv->files[inv->nfiles++];
+}
 
 static int
-load_doc(struct inventory **out, struct ydoc *doc, struct err *err)
+name_cmp(const void *a, const void *b)
 {
-	struct inventory *inv;
-	struct loader l;
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * The entries of directory path (without . and ..), sorted as Python's
+ * sorted() sorts them; NULL with an error reported when it cannot be read.
+ */
+static char **
+list_dir(struct invb *b, const char *path, size_t *n)
+{
+	struct dirent *de;
+	char **names = NULL;
+	size_t alloc = 0;
+	DIR *d;
+
+	*n = 0;
+	if ((d = opendir(path)) == NULL) {
+		invb_errorat(b, ENVCTL_ESYS, 0, 0, "cannot read directory "
+		    "'%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		ENVCTL_GROW(names, *n + 1, alloc);
+		names[(*n)++] = xstrdup(de->d_name);
+	}
+	closedir(d);
+	ENVCTL_GROW(names, *n + 1, alloc);
+	names[*n] = NULL;
+	sort_array(names, *n, sizeof(*names), name_cmp);
+	return names;
+}
+
+static void
+free_names(char **names, size_t n)
+{
 	size_t i;
 
-	memset(&l, 0, sizeof(l));
-	inv = xcalloc(1, sizeof(*inv));
-	inv->doc = doc;
-	inv->path = xstrdup(doc->path);
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* Python's os.path.splitext(name)[1]: from the last dot not leading. */
+static const char *
+extension(const char *name)
+{
+	const char *dot = strrchr(name, '.'), *p = name;
+
+	while (*p == '.')
+		p++;
+	return dot != NULL && dot >= p ? dot : name + strlen(name);
+}
+
+static int
+ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), m = strlen(tail);
+
+	return n >= m && strcmp(s + n - m, tail) == 0;
+}
+
+static const char *const vars_exts[] = { ".yml", ".yaml", ".json", NULL };
+
+/* Reads path whole into b (capped); reports and returns -1 on failure. */
+static int
+read_file(struct invb *l, const char *path, struct buf *b)
+{
+	struct err e = ENVCTL_ERR_INIT;
+	int r;
+
+	buf_init(b, FILE_MAX);
+	if ((r = buf_read_file(b, path, &e)) != 0) {
+		if (l->first == 0)
+			l->first = r;
+		l->nerrors++;
+		err_move(l->err, &e);
+		buf_release(b);
+		return -1;
+	}
+	return 0;
+}
+
+/* Moves a YAML parser's errors into the loader's. */
+static void
+take_errors(struct invb *l, struct err *e)
+{
+	if (e->code == 0)
+		return;
+	if (l->first == 0)
+		l->first = e->code;
+	l->nerrors++;
+	err_move(l->err, e);
+}
+
+/*
+ * One group_vars/ or host_vars/ file into vs: a mapping of variables, or
+ * empty (ignored, as Ansible does); a vault-encrypted file is noted in
+ * *vault, since its variables cannot be known.
+ */
+static void
+load_vars_file(struct invb *l, const char *path, struct vars *vs,
+    const char **vault)
+{
+	struct err e = ENVCTL_ERR_INIT;
+	const struct ynode *k;
+	struct ynode *root = NULL;
+	struct ydoc *doc = NULL;
+	const char *kept, *saved = l->path;
+	struct buf text;
+	size_t i;
+	int r;
+
+	if (read_file(l, path, &text) != 0)
+		return;
+	kept = file_add(l->inv, path, &text);
+	l->path = kept;
+	if (text.len >= 14 && memcmp(text.data, "$ANSIBLE_VAULT", 14) == 0) {
+		if (*vault == NULL)
+			*vault = kept;
+		goto out;
+	}
+	if ((r = inv_json_vars(l, text.data, text.len, &root)) == 1) {
+		if (ydoc_load_string(&doc, text.data, text.len, kept,
+		    &e) != 0) {
+			take_errors(l, &e);
+			goto out;
+		}
+		invb_keep(l, doc);
+		root = doc->root;
+	} else if (r != 0)
+		goto out;
+	if (root == NULL || (root->type == ENVCTL_YSCALAR &&
+	    yscalar_kind(root) == ENVCTL_YNULL))
+		goto out;
+	if (root->type != ENVCTL_YMAP) {
+		report(l, ENVCTL_EINVALID, root, "a vars file must be a "
+		    "mapping of variables, got %s", ynode_describe(root));
+		goto out;
+	}
+	for (i = 0; i < root->npairs; i++) {
+		k = root->pairs[i].key;
+		if (!ynode_is_string(k) || k->len == 0 ||
+		    strlen(k->str) != k->len) {
+			report(l, ENVCTL_EINVALID, k, "variable names must be "
+			    "non-empty strings without NUL bytes, got %s",
+			    ynode_describe(k));
+			continue;
+		}
+		vars_add(l, vs, k->str, root->pairs[i].value);
+	}
+out:
+	l->path = saved;
+	buf_release(&text);
+}
+
+/*
+ * A group_vars/NAME/ folder: its files in sorted order, hidden ones and
+ * backups~ skipped, folders without an extension searched in turn.
+ */
+static void
+load_vars_tree(struct invb *l, const char *dir, struct vars *vs,
+    const char **vault, int depth)
+{
+	char **names, *full;
+	const char *ext;
+	struct stat st;
+	size_t n, i, j;
+
+	if (depth > MAX_DIR_DEPTH) {
+		invb_errorat(l, ENVCTL_ETOOBIG, 0, 0, "'%s' is nested more "
+		    "than %d folders deep", dir, MAX_DIR_DEPTH);
+		return;
+	}
+	if ((names = list_dir(l, dir, &n)) == NULL)
+		return;
+	for (i = 0; i < n; i++) {
+		if (names[i][0] == '.' || ends_with(names[i], "~"))
+			continue;
+		full = xasprintf("%s/%s", dir, names[i]);
+		ext = extension(names[i]);
+		if (stat(full, &st) != 0) {
+			free(full);
+			continue;
+		}
+		if (S_ISDIR(st.st_mode) && *ext == '\0')
+			load_vars_tree(l, full, vs, vault, depth + 1);
+		else if (S_ISREG(st.st_mode)) {
+			for (j = 0; vars_exts[j] != NULL &&
+			    strcmp(ext, vars_exts[j]) != 0; j++)
+				;
+			if (*ext == '\0' || vars_exts[j] != NULL)
+				load_vars_file(l, full, vs, vault);
+		}
+		free(full);
+	}
+	free_names(names, n);
+}
+
+/*
+ * The vars of entity name from dir (a group_vars/ or host_vars/ folder),
+ * as Ansible's host_group_vars plugin finds them: the first of NAME,
+ * NAME.yml, NAME.yaml, NAME.json that exists, a folder read whole.
+ */
+static void
+load_entity_vars(struct invb *l, const char *dir, const char *name,
+    struct vars *vs, const char **vault)
+{
+	static const char *const exts[] = { "", ".yml", ".yaml", ".json",
+		NULL };
+	struct stat st;
+	char *path;
+	size_t i;
+
+	if (name[0] == '/')
+		return;		/* Ansible skips such names */
+	for (i = 0; exts[i] != NULL; i++) {
+		path = xasprintf("%s/%s%s", dir, name, exts[i]);
+		if (stat(path, &st) == 0) {
+			if (S_ISDIR(st.st_mode))
+				load_vars_tree(l, path, vs, vault, 0);
+			else
+				load_vars_file(l, path, vs, vault);
+			free(path);
+			return;
+		}
+		free(path);
+	}
+}
+
+/* group_vars/ and host_vars/ of base (a directory) for every entity. */
+static void
+load_vars_dirs(struct invb *l, const char *base)
+{
+	struct inventory *inv = l->inv;
+	struct stat st;
+	char *dir;
+	size_t i;
+
+	dir = xasprintf("%s/group_vars", base);
+	if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+		for (i = 0; i < inv->ngroups; i++)
+			load_entity_vars(l, dir, inv->groups[i].name,
+			    &inv->groups[i].fvars, &inv->groups[i].vault);
+	free(dir);
+	dir = xasprintf("%s/host_vars", base);
+	if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+		for (i = 0; i < inv->nhosts; i++)
+			load_entity_vars(l, dir, inv->hosts[i].name,
+			    &inv->hfvars[i], &inv->hvault[i]);
+	free(dir);
+}
+
+/* The first line of text, shortened and made printable, for messages. */
+static void
+first_line(const char *text, size_t len, struct buf *out)
+{
+	size_t i;
+
+	for (i = 0; i < len && i < 60 && text[i] != '\n'; i++)
+		buf_addch(out, (unsigned char)text[i] < 0x20 ||
+		    (unsigned char)text[i] == 0x7f ? '?' : text[i]);
+	if (i < len && i == 60 && text[i] != '\n')
+		buf_addstr(out, "...");
+}
+
+#define FORMATS	"envctl reads YAML, INI, the JSON of ansible-inventory " \
+	"--list, executable inventory scripts and directories of these"
+
+/*
+ * The JSON that ansible-inventory --list prints: an object with a "_meta"
+ * key.  (A YAML inventory may be written as JSON too; it has none.)
+ */
+static int
+is_json_inventory(const char *text, size_t len)
+{
+	static const char key[] = "\"_meta\"";
+	size_t i;
+
+	while (len > 0 && strchr(" \t\r\n", *text) != NULL) {
+		text++;
+		len--;
+	}
+	if (len == 0 || *text != '{')
+		return 0;
+	/* The JSON reader then gives the real reason if it is not JSON. */
+	for (i = 0; i + sizeof(key) - 1 <= len; i++)
+		if (memcmp(text + i, key, sizeof(key) - 1) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * Reads one inventory file's text as Ansible's plugins would try it:
+ * YAML (for the names its yaml plugin accepts), then INI.  yaml_ok says
+ * whether the name allows YAML.
+ */
+static void
+load_text(struct invb *l, const char *text, size_t len, int yaml_ok)
+{
+	struct err ye = ENVCTL_ERR_INIT, ie = ENVCTL_ERR_INIT, *saved;
+	struct buf line = ENVCTL_BUF_INIT;
+	struct ynode at;
+	struct ydoc *doc = NULL;
+	const char *what = "empty";
+	size_t before;
+	int first;
+
+	if (is_json_inventory(text, len)) {
+		(void)inv_json_read(l, text, len, NULL, NULL);
+		goto out;
+	}
+	memset(&at, 0, sizeof(at));
+	l->ngroups0 = l->inv->ngroups;
+	if (yaml_ok) {
+		if (ydoc_load_string(&doc, text, len, l->path, &ye) == 0 &&
+		    doc->root != NULL && doc->root->type == ENVCTL_YMAP) {
+			invb_keep(l, doc);
+			(void)inv_yaml_read(l, doc->root);
+			goto out;
+		}
+		if (doc != NULL && doc->root != NULL)
+			what = ynode_describe(doc->root);	/* static */
+		ydoc_free(doc);
+		if (ye.code != 0 && ye.code != ENVCTL_EPARSE) {
+			/* YAML, but wrong (a duplicate key, too big). */
+			take_errors(l, &ye);
+			goto out;
+		}
+	}
+	/* INI: its errors are kept aside until it is known that it failed. */
+	saved = l->err;
+	before = l->nerrors;
+	first = l->first;
+	l->err = &ie;
+	(void)inv_ini_read(l, text, len);
+	l->err = saved;
+	if (l->nerrors == before)
+		goto out;
+	l->first = first;
+	l->nerrors = before;
+	if (!yaml_ok) {
+		take_errors(l, &ie);	/* INI by its name: as they are */
+		goto out;
+	}
+	/* Neither: one error, where the likelier reading failed. */
+	first_line(text, len, &line);
+	at.path = l->path;
+	at.line = ye.code != 0 ? ye.line : ie.line;
+	at.col = ye.code != 0 ? ye.col : ie.col;
+	if (ye.code != 0)
+		report(l, ENVCTL_EPARSE, &at, "%s; and not INI either (line "
+		    "%d: %s); " FORMATS "; the file begins '%s'", ye.msg,
+		    ie.line, ie.msg, line.data);
+	else
+		report(l, ENVCTL_EPARSE, &at, "%s; and as YAML it is %s, not "
+		    "a mapping of groups; " FORMATS "; the file begins '%s'",
+		    ie.msg, what, line.data);
+out:
+	err_release(&ye);
+	err_release(&ie);
+	buf_release(&line);
+}
+
+/*
+ * Ansible's script plugin takes an executable file; one that cannot be
+ * run (no "#!" and not a binary) fails there and goes on to YAML and INI.
+ */
+static int
+is_program(const char *path, const struct buf *text)
+{
+	if (access(path, X_OK) != 0)
+		return 0;
+	return (text->len >= 2 && memcmp(text->data, "#!", 2) == 0) ||
+	    (text->len >= 4 && memcmp(text->data, "\177ELF", 4) == 0);
+}
+
+/* One inventory file (not a directory). */
+static void
+load_file(struct invb *l, const char *path)
+{
+	const char *ext = extension(path), *saved = l->path;
+	struct buf text;
+	int yaml_ok;
+
+	if (read_file(l, path, &text) != 0)
+		return;
+	l->path = file_add(l->inv, path, &text);
+	if (is_program(path, &text))
+		(void)invscript_read(l, ENVCTL_INVSCRIPT_TIMEOUT);
+	else if (strcmp(ext, ".toml") == 0)
+		report(l, ENVCTL_EUNSUPPORTED, NULL, "TOML inventories are not "
+		    "supported; convert it with 'ansible-inventory -i %s "
+		    "--list > inventory.json'", path);
+	else {
+		yaml_ok = *ext == '\0' || strcmp(ext, ".yaml") == 0 ||
+		    strcmp(ext, ".yml") == 0 || strcmp(ext, ".json") == 0;
+		load_text(l, text.data, text.len, yaml_ok);
+	}
+	l->path = saved;
+	buf_release(&text);
+}
+
+/* Names Ansible skips in an inventory directory (INVENTORY_IGNORE_*). */
+static int
+ignored_in_dir(const char *name)
+{
+	static const char *const exts[] = { ".pyc", ".pyo", ".swp", ".bak",
+		"~", ".rpm", ".md", ".txt", ".rst", ".orig", ".ini", ".cfg",
+		".retry", NULL };
+	size_t i;
+
+	if (name[0] == '.' || strcmp(name, "host_vars") == 0 ||
+	    strcmp(name, "group_vars") == 0 ||
+	    strcmp(name, "vars_plugins") == 0)
+		return 1;
+	for (i = 0; exts[i] != NULL; i++)
+		if (ends_with(name, exts[i]))
+			return 1;
+	return 0;
+}
+
+/* An inventory directory: each entry in sorted order, folders in turn. */
+static void
+load_dir(struct invb *l, const char *dir, int depth)
+{
+	struct stat st;
+	char **names, *full;
+	size_t n, i;
+
+	if (depth > MAX_DIR_DEPTH) {
+		invb_errorat(l, ENVCTL_ETOOBIG, 0, 0, "'%s' is nested more "
+		    "than %d folders deep", dir, MAX_DIR_DEPTH);
+		return;
+	}
+	if ((names = list_dir(l, dir, &n)) == NULL)
+		return;
+	for (i = 0; i < n; i++) {
+		if (ignored_in_dir(names[i]))
+			continue;
+		full = xasprintf("%s/%s", dir, names[i]);
+		if (stat(full, &st) == 0 && S_ISDIR(st.st_mode))
+			load_dir(l, full, depth + 1);
+		else
+			load_file(l, full);
+		free(full);
+	}
+	free_names(names, n);
+}
+
+/* --- loading ------------------------------------------------------------ */
+
+/*
+ * As Ansible's reconcile_inventory: ungrouped lists the hosts that are in
+ * no group but all (after those listed there), and none that are in
+ * another group.
+ */
+static void
+fix_ungrouped(struct inventory *inv)
+{
+	struct group *u = &inv->groups[GROUP_UNGROUPED];
+	unsigned char *other, *listed;
+	size_t i, n = 0, *hosts;
+
+	other = xcalloc(inv->nhosts + 1, 1);
+	listed = xcalloc(inv->nhosts + 1, 1);
+	for (i = 0; i < inv->nmembers; i++)
+		if (inv->members[i].group != GROUP_ALL &&
+		    inv->members[i].group != GROUP_UNGROUPED)
+			other[inv->members[i].host] = 1;
+	hosts = xcalloc(inv->nhosts + 1, sizeof(*hosts));
+	for (i = 0; i < u->nhosts; i++)
+		if (!other[u->hosts[i]]) {
+			listed[u->hosts[i]] = 1;
+			hosts[n++] = u->hosts[i];
+		}
+	for (i = 0; i < inv->nhosts; i++)
+		if (!other[i] && !listed[i])
+			hosts[n++] = i;
+	free(u->hosts);
+	u->hosts = hosts;
+	u->nhosts = n;
+	free(other);
+	free(listed);
+}
+
+/*
+ * Each group's hosts in the order first listed there, each once: the
+ * (group, host) listings are deduplicated as the group edges are.
+ */
+static void
+list_members(struct inventory *inv)
+{
+	struct edge *ls;
+	struct group *g;
+	size_t i, n = 0;
+
+	ls = xcalloc(inv->nmembers + 1, sizeof(*ls));
+	for (i = 0; i < inv->nmembers; i++) {
+		ls[i].parent = inv->members[i].group;
+		ls[i].child = inv->members[i].host;
+		ls[i].seq = i;
+	}
+	sort_array(ls, inv->nmembers, sizeof(*ls), edge_cmp);
+	for (i = 0; i < inv->nmembers; i++)
+		if (n == 0 || ls[n - 1].parent != ls[i].parent ||
+		    ls[n - 1].child != ls[i].child)
+			ls[n++] = ls[i];
+	sort_array(ls, n, sizeof(*ls), edge_seqcmp);
+	for (i = 0; i < n; i++)
+		inv->groups[ls[i].parent].nhosts++;
+	for (i = 0; i < inv->ngroups; i++) {
+		g = &inv->groups[i];
+		g->hosts = xcalloc(g->nhosts + 1, sizeof(*g->hosts));
+		g->nhosts = 0;
+	}
+	for (i = 0; i < n; i++) {
+		g = &inv->groups[ls[i].parent];
+		g->hosts[g->nhosts++] = ls[i].child;
+	}
+	free(ls);
+	fix_ungrouped(inv);
+}
+
+static struct inventory *
+inventory_new(const char *path)
+{
+	struct inventory *inv = xcalloc(1, sizeof(*inv));
+
+	inv->path = xstrdup(path);
+	buf_init(&inv->digests, 0);
 	group_add(inv, "all");
 	group_add(inv, "ungrouped");
-	edge_add(inv, GROUP_ALL, GROUP_UNGROUPED, NULL);
-	l.inv = inv;
-	l.err = err;
-	parse_top(&l, doc->root);
+	edge_add(inv, GROUP_ALL, GROUP_UNGROUPED, NULL, NULL);
+	return inv;
+}
+
+/*
+ * Everything after the sources are read: the group graph, the vars
+ * folders beside them (varsdir NULL: none), precedence, connections.
+ */
+static int
+finish(struct inventory **out, struct invb *l, const char *varsdir)
+{
+	struct inventory *inv = l->inv;
+	size_t i;
+
+	l->path = inv->path;
 	link_groups(inv);
-	if (order_groups(&l) == 0) {
+	if (order_groups(l) == 0) {
+		if (varsdir != NULL)
+			load_vars_dirs(l, varsdir);
+		list_members(inv);
 		resolve_hosts(inv);
 		for (i = 0; i < inv->nhosts; i++)
-			parse_connection(&l, &inv->hosts[i]);
-		finish_seen(&l);
+			parse_connection(l, &inv->hosts[i]);
+		finish_seen(l);
 	}
-	if (inv->nhosts == 0 && l.first == 0) {
-		l.first = ENVCTL_EINVALID;
-		err_addat(err, ENVCTL_EINVALID, inv->path, 0, 0,
+	if (inv->nhosts == 0 && l->first == 0) {
+		l->first = ENVCTL_EINVALID;
+		err_addat(l->err, ENVCTL_EINVALID, inv->path, 0, 0,
 		    "no hosts in inventory");
 	}
-	free(l.seen);
-	if (l.first != 0) {
+	hash_sha256_hex(inv->digest, inv->digests.data, inv->digests.len);
+	free(l->seen);
+	if (l->first != 0) {
 		inventory_free(inv);
 		*out = NULL;
-		return l.first;
+		return l->first;
 	}
 	*out = inv;
 	return 0;
@@ -1734,26 +2242,58 @@ load_doc(struct inventory **out, struct ydoc *doc, struct err *err)
 int
 inventory_load(struct inventory **out, const char *path, struct err *err)
 {
-	struct ydoc *doc;
+	struct invb l;
+	struct stat st;
+	char *dir, *slash;
 	int r;
 
 	*out = NULL;
-	if ((r = ydoc_load_file(&doc, path, err)) != 0)
-		return r;
-	return load_doc(out, doc, err);
+	memset(&l, 0, sizeof(l));
+	l.err = err;
+	if (stat(path, &st) != 0)
+		return err_set(err, errno == ENOENT ? ENVCTL_ENOTFOUND :
+		    ENVCTL_ESYS, "cannot read inventory '%s': %s", path,
+		    strerror(errno));
+	l.inv = inventory_new(path);
+	l.path = l.inv->path;
+	if (S_ISDIR(st.st_mode)) {
+		load_dir(&l, path, 0);
+		return finish(out, &l, path);
+	}
+	load_file(&l, path);
+	dir = xstrdup(path);
+	if ((slash = strrchr(dir, '/')) == NULL) {
+		free(dir);
+		dir = xstrdup(".");
+	} else if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	r = finish(out, &l, dir);
+	free(dir);
+	return r;
 }
 
 int
 inventory_load_string(struct inventory **out, const char *text, size_t len,
     const char *label, struct err *err)
 {
-	struct ydoc *doc;
-	int r;
+	const char *ext = extension(label);
+	struct invb l;
 
 	*out = NULL;
-	if ((r = ydoc_load_string(&doc, text, len, label, err)) != 0)
-		return r;
-	return load_doc(out, doc, err);
+	memset(&l, 0, sizeof(l));
+	l.err = err;
+	l.inv = inventory_new(label);
+	l.path = l.inv->path;
+	if (len > FILE_MAX) {
+		invb_errorat(&l, ENVCTL_ETOOBIG, 0, 0, "larger than %u bytes",
+		    FILE_MAX);
+	} else
+		load_text(&l, text, len, *ext == '\0' ||
+		    strcmp(ext, ".yaml") == 0 || strcmp(ext, ".yml") == 0 ||
+		    strcmp(ext, ".json") == 0);
+	return finish(out, &l, NULL);
 }
 
 void
@@ -1768,12 +2308,17 @@ inventory_free(struct inventory *inv)
 		free(inv->hosts[i].vars);
 		free(inv->hosts[i].groups);
 		free(inv->own[i].v);
+		free(inv->hfvars[i].v);
 	}
 	free(inv->hosts);
 	free(inv->own);
+	free(inv->hfvars);
+	free(inv->hvault);
 	for (i = 0; i < inv->ngroups; i++) {
 		free(inv->groups[i].name);
 		free(inv->groups[i].vars.v);
+		free(inv->groups[i].fvars.v);
+		free(inv->groups[i].hosts);
 		free(inv->groups[i].parents);
 		free(inv->groups[i].children);
 		free(inv->groups[i].childedge);
@@ -1786,9 +2331,17 @@ inventory_free(struct inventory *inv)
 		free(inv->synth[i]);
 	}
 	free(inv->synth);
+	free(inv->vaults);
+	ydoc_free(inv->vaultdoc);
 	free(inv->edges);
 	free(inv->members);
-	ydoc_free(inv->doc);
+	for (i = 0; i < inv->ndocs; i++)
+		ydoc_free(inv->docs[i]);
+	free(inv->docs);
+	for (i = 0; i < inv->nfiles; i++)
+		free(inv->files[i]);
+	free(inv->files);
+	buf_release(&inv->digests);
 	free(inv->path);
 	free(inv);
 }
@@ -1799,6 +2352,24 @@ const char *
 inventory_path(const struct inventory *inv)
 {
 	return inv->path;
+}
+
+const char *
+inventory_digest(const struct inventory *inv)
+{
+	return inv->digest;
+}
+
+size_t
+inventory_nfiles(const struct inventory *inv)
+{
+	return inv->nfiles;
+}
+
+const char *
+inventory_file(const struct inventory *inv, size_t i)
+{
+	return i < inv->nfiles ? inv->files[i] : NULL;
 }
 
 size_t
@@ -1848,6 +2419,7 @@ inventory_group_hosts(const struct inventory *inv, const char *name,
 	size_t g, *queue, head = 0, tail = 0, i, c, n = 0;
 	unsigned char *gseen, *hseen;
 	const struct host **hosts;
+	const struct group *gr;
 
 	*out = NULL;
 	if (!ntab_get(&inv->grouptab, name, &g))
@@ -1859,19 +2431,16 @@ inventory_group_hosts(const struct inventory *inv, const char *name,
 	queue[tail++] = g;
 	gseen[g] = 1;
 	while (head < tail) {
-		g = queue[head++];
-		for (i = 0; i < inv->nmembers; i++) {
-			const struct member *m = &inv->members[i];
-
-			if (m->group == g && !hseen[m->host]) {
-				hseen[m->host] = 1;
-				hosts[n++] = &inv->hosts[m->host];
+		gr = &inv->groups[queue[head++]];
+		for (i = 0; i < gr->nhosts; i++)
+			if (!hseen[gr->hosts[i]]) {
+				hseen[gr->hosts[i]] = 1;
+				hosts[n++] = &inv->hosts[gr->hosts[i]];
 			}
-		}
-		for (c = 0; c < inv->groups[g].nchildren; c++)
-			if (!gseen[inv->groups[g].children[c]]) {
-				gseen[inv->groups[g].children[c]] = 1;
-				queue[tail++] = inv->groups[g].children[c];
+		for (c = 0; c < gr->nchildren; c++)
+			if (!gseen[gr->children[c]]) {
+				gseen[gr->children[c]] = 1;
+				queue[tail++] = gr->children[c];
 			}
 	}
 	free(queue);
@@ -1886,17 +2455,16 @@ inventory_group_members(const struct inventory *inv, size_t g,
     const struct host ***out)
 {
 	const struct host **hosts;
-	size_t i, n = 0;
+	size_t i;
 
 	*out = NULL;
 	if (g >= inv->ngroups)
 		return 0;
-	hosts = xcalloc(inv->nmembers + 1, sizeof(*hosts));
-	for (i = 0; i < inv->nmembers; i++)
-		if (inv->members[i].group == g)
-			hosts[n++] = &inv->hosts[inv->members[i].host];
+	hosts = xcalloc(inv->groups[g].nhosts + 1, sizeof(*hosts));
+	for (i = 0; i < inv->groups[g].nhosts; i++)
+		hosts[i] = &inv->hosts[inv->groups[g].hosts[i]];
 	*out = hosts;
-	return n;
+	return inv->groups[g].nhosts;
 }
 
 size_t
@@ -1921,14 +2489,18 @@ host_var(const struct host *h, const char *name)
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
 		c = strcmp(name, h->vars[mid].name);
-		if (c == 0)
+		if (c == 0) {
+			if (h->vault != NULL &&
+			    h->vars[mid].rank < h->vault_rank)
+				return h->vault;
 			return h->vars[mid].value;
+		}
 		if (c < 0)
 			hi = mid;
 		else
 			lo = mid + 1;
 	}
-	return NULL;
+	return h->vault;
 }
 
 size_t

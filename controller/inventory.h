@@ -1,7 +1,10 @@
 /*
- * inventory.h - Ansible YAML inventories: hosts, groups, variables.
+ * inventory.h - Ansible inventories: hosts, groups, variables.
  *
- * inventory_load() reads the format of Ansible's yaml inventory plugin and
+ * inventory_load() reads an inventory as ansible-inventory would: a YAML
+ * or INI file (told apart by content, as Ansible's plugins try them), the
+ * JSON of a dynamic inventory, an executable script, or a directory of
+ * these, with the group_vars/ and host_vars/ folders beside it, and
  * resolves every host's variables with Ansible's precedence, so a host
  * holds its final values.  Hosts keep first-seen order, which is output
  * order.  Names and ynodes returned are borrowed from the inventory and
@@ -25,7 +28,7 @@ struct host {
 	char		*name;		/* inventory_hostname */
 	size_t		 index;		/* position in inventory order */
 	const struct inventory *inv;	/* the inventory holding it */
-	const char	*file;		/* inventory_file: first source naming it */
+	const char	*file;		/* inventory_file: first to name it */
 	/* Connection settings, type-checked after precedence. */
 	const char	*address;	/* ansible_host, else name */
 	int		 address_set;	/* ansible_host given: beats ssh_config */
@@ -38,6 +41,8 @@ struct host {
 	int		 local;		/* ansible_connection: local */
 	const char	*ssh_common_args; /* raw, NULL = not set */
 	/* private */
+	struct ynode	*vault;		/* a vaulted file may set variables */
+	size_t		 vault_rank;	/* below this rank they are unknown */
 	struct hvar	*vars;		/* resolved, sorted by name */
 	size_t		 nvars;
 	const char	**groups;	/* group_names: sorted, without all */
@@ -61,6 +66,14 @@ void	inventory_free(struct inventory *inv);
 
 /* The path (or label) the inventory was loaded from. */
 const char *inventory_path(const struct inventory *inv);
+/*
+ * SHA-256 (hex) over every file read (inventory files, vars files, script
+ * output) with its path: equal digests mean envctl read the same inputs.
+ */
+const char *inventory_digest(const struct inventory *inv);
+/* The files read, in the order read (i < inventory_nfiles()). */
+size_t	inventory_nfiles(const struct inventory *inv);
+const char *inventory_file(const struct inventory *inv, size_t i);
 size_t	inventory_nhosts(const struct inventory *inv);
 /* Host i in inventory order (i < inventory_nhosts()). */
 const struct host *inventory_host(const struct inventory *inv, size_t i);
@@ -93,9 +106,12 @@ size_t	inventory_group_child(const struct inventory *inv, size_t i,
 	    size_t n);
 
 /*
- * The value of variable name for h after Ansible's precedence (host, then
- * groups by depth, priority and name, then all); NULL when the inventory
- * does not set it.  Print scalars with yscalar_text().
+ * The value of variable name for h after Ansible's precedence (host_vars/,
+ * the host's own, group_vars/ of its groups, group_vars/all, its groups in
+ * the inventory by depth, priority and name, then all); NULL when nothing
+ * sets it.  When a vault-encrypted vars file applies to h, a variable not
+ * set above that file gets a scalar tagged ENVCTL_YTAG_UNUSABLE saying so.
+ * Print scalars with yscalar_text().
  */
 const struct ynode *host_var(const struct host *h, const char *name);
 /* Variable i of h in name order (i < host_nvars()); *name gets its name. */

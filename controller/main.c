@@ -33,6 +33,8 @@ static const struct command commands[] = {
 	    "validate the inventory and the playbook, offline" },
 	{ "render", cmd_render,
 	    "print the desired sitecustomize.py for one host, offline" },
+	{ "inventory", cmd_inventory,
+	    "what envctl read from an inventory, as ansible-inventory" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

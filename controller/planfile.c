@@ -18,19 +18,6 @@
 #define INPUT_MAX	(64u * 1024 * 1024)
 
 int
-planfile_file_digest(char *hex, const char *path, struct err *err)
-{
-	struct buf b;
-	int r;
-
-	buf_init(&b, INPUT_MAX);
-	if ((r = buf_read_file(&b, path, err)) == 0)
-		hash_sha256_hex(hex, b.data, b.len);
-	buf_release(&b);
-	return r;
-}
-
-int
 planfile_playbook_digest(char *hex, const struct playbook *pb,
     struct err *err)
 {
@@ -76,11 +63,11 @@ host_json(const struct host_plan *hp)
 }
 
 int
-planfile_write(const char *path, const char *inventory,
+planfile_write(const char *path, const struct inventory *inv,
     const struct playbook *pb, struct host_plan *const *hps, size_t n,
     struct err *err)
 {
-	char inv_hex[ENVCTL_SHA256_HEX], pb_hex[ENVCTL_SHA256_HEX], when[32];
+	char pb_hex[ENVCTL_SHA256_HEX], when[32];
 	json_t *root, *hosts;
 	char *text = NULL;
 	time_t now = time(NULL);
@@ -88,8 +75,7 @@ planfile_write(const char *path, const char *inventory,
 	size_t i;
 	int r;
 
-	if ((r = planfile_file_digest(inv_hex, inventory, err)) != 0 ||
-	    (r = planfile_playbook_digest(pb_hex, pb, err)) != 0)
+	if ((r = planfile_playbook_digest(pb_hex, pb, err)) != 0)
 		return r;
 	gmtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -99,7 +85,8 @@ planfile_write(const char *path, const char *inventory,
 	root = json_pack("{s:i, s:s, s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s, "
 	    "s:s}, s:o}", "format", ENVCTL_PLANFILE_FORMAT, "kind",
 	    "envctl-plan", "envctl", ENVCTL_VERSION, "created", when,
-	    "inventory", "path", inventory, "sha256", inv_hex,
+	    "inventory", "path", inventory_path(inv), "sha256",
+	    inventory_digest(inv),
 	    "playbook", "path", pb->path, "name", pb->name, "sha256", pb_hex,
 	    "hosts", hosts);
 	text = json_dumps(root, JSON_INDENT(1) | JSON_SORT_KEYS);

@@ -16,6 +16,7 @@
 
 struct err;
 struct host_plan;
+struct inventory;
 struct playbook;
 
 #define ENVCTL_PLANFILE_FORMAT	1
@@ -23,10 +24,11 @@ struct playbook;
 /* SHA-256 of the playbook file followed by its template. */
 int	planfile_playbook_digest(char *hex, const struct playbook *pb,
 	    struct err *err);
-/* SHA-256 of a file's bytes. */
-int	planfile_file_digest(char *hex, const char *path, struct err *err);
-/* Writes the plan of the n hosts in hps to path. */
-int	planfile_write(const char *path, const char *inventory,
+/*
+ * Writes the plan of the n hosts in hps to path, with inventory_digest()
+ * of inv: apply refuses the plan when the inventory reads differently.
+ */
+int	planfile_write(const char *path, const struct inventory *inv,
 	    const struct playbook *pb, struct host_plan *const *hps, size_t n,
 	    struct err *err);
 

@@ -1010,6 +1010,20 @@ yscalar_text(struct buf *out, const struct ynode *n, struct err *err)
 	return r;
 }
 
+int
+ynode_is_null(const struct ynode *n)
+{
+	return n == NULL || (n->type == ENVCTL_YSCALAR &&
+	    yscalar_kind(n) == ENVCTL_YNULL);
+}
+
+int
+ynode_is_string(const struct ynode *n)
+{
+	return n != NULL && n->type == ENVCTL_YSCALAR &&
+	    yscalar_kind(n) == ENVCTL_YSTR;
+}
+
 const char *
 ynode_describe(const struct ynode *n)
 {

@@ -125,6 +125,10 @@ int	yscalar_text(struct buf *out, const struct ynode *n, struct err *err);
 int	yscalar_bool(const struct ynode *n, int *out);
 /* Reads a YAML 1.1 integer into *out; ENVCTL_EINVALID when n is none. */
 int	yscalar_int(const struct ynode *n, long long *out);
+/* 1 when n is absent or a null scalar, else 0. */
+int	ynode_is_null(const struct ynode *n);
+/* 1 when n is a scalar of string type, else 0. */
+int	ynode_is_string(const struct ynode *n);
 /* Describes n for messages: "a mapping", "a string", "an integer"... */
 const char *ynode_describe(const struct ynode *n);
 

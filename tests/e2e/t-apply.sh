@@ -107,6 +107,16 @@ printf '\n' >>"$INV"
 out=$("${E[@]}" apply "$E2E_TMP/p.json" --known-hosts "$FLEET_KNOWN_HOSTS" 2>&1)
 assert_eq "$?" 1 "apply of a stale plan"
 assert_contains "$out" "changed since the plan was made" "stale plan: reason"
+# The vars folders beside the inventory are inputs too.
+"${E[@]}" plan "$INV" "${KH[@]}" -o "$E2E_TMP/p3.json" >/dev/null
+assert_eq "$?" 2 "plan -o before a group_vars edit"
+mkdir "$(dirname "$INV")/group_vars"
+printf 'unrelated: 1\n' >"$(dirname "$INV")/group_vars/all.yml"
+out=$("${E[@]}" apply "$E2E_TMP/p3.json" --known-hosts "$FLEET_KNOWN_HOSTS" 2>&1)
+assert_eq "$?" 1 "apply of a plan made before group_vars/ changed"
+assert_contains "$out" "changed since the plan was made" "group_vars: reason"
+assert_eq "$(host_hash gpu-03)" "$edited" "group_vars: gpu-03 untouched"
+rm -r "$(dirname "$INV")/group_vars"
 
 # --- backups and rollback ------------------------------------------------
 out=$("${E[@]}" backups "$INV" "${KH[@]}" -l gpu-01 2>&1)

@@ -1,70 +1,101 @@
 /*
  * fuzz_template.c - template_expand() and template_has_syntax() on
- * arbitrary playbook values, with a lookup that knows a few names; one
- * value is itself template syntax, to show values are not expanded again.
+ * arbitrary playbook values, over variables that are themselves templates
+ * (nested, self-referring, unusable), with a hostvars-like opaque.
  *
  * Properties: template_has_syntax() is 1 exactly when the text holds "{{",
- * "{%" or "{#"; text without them expands to itself.  The expansion is
- * compared with the model below (the subset of template.h, written from
- * the grammar: {{ name }} and {{ name | default('...') }}, nothing else):
- * template_expand() succeeds exactly when the model does, appends the
- * model's text and calls lookup once per expression, so no value is
- * expanded twice.  On failure the code is ENVCTL_EUNDEFINED (exactly when
- * the model's first problem is an undefined name), _EUNSUPPORTED, _EPARSE
- * or _ETOOBIG, err is at the line:col of the model's offending construct,
- * and out holds what it held before.
+ * "{%" or "{#"; text without them expands to itself.  For text whose only
+ * constructs are "{{ name }}" with plain string variables (the model
+ * below), the expansion is the model's.  Any other expansion succeeds or
+ * fails with a code template.h names, the same way twice; on failure err
+ * carries that code, a path (the value's or a variable's file) with a
+ * line and column, one printable line per error, and out holds what it
+ * held before.
  */
 #include <string.h>
 
 #include "common/buf.h"
 #include "common/err.h"
 #include "controller/template.h"
+#include "controller/yamldoc.h"
 #include "tests/fuzz/fuzz.h"
 
 /* What out holds before the call. */
 static const char marker[] = "before:";
 
-static const struct {
-	const char	*name;
-	const char	*value;
-} vars[] = {
+static const char vars_yaml[] =
+    "cuda_home: /usr/local/cuda-13.0\n"
+    "empty: \"\"\n"
+    "n: 42\n"
+    "nul: ~\n"
+    "lst: [a, 1, {k: v}]\n"
+    "mp: {k: v, n: 5}\n"
+    "braces: \"{{ cuda_home }}/bin\"\n"
+    "self: \"{{ self }}\"\n"
+    "undef: \"{{ nope }}\"\n"
+    "bad: \"{{ x | regex_replace('a') }}\"\n"
+    "listy: \"{{ '[1, 2]' }}\"\n"
+    "unsafe: !unsafe \"{{ cuda_home }}\"\n"
+    "vault: !vault \"$ANSIBLE_VAULT;1.1;AES256\"\n";
+
+/* Plain string variables the model knows. */
+static const char *const plain[][2] = {
 	{ "cuda_home", "/usr/local/cuda-13.0" },
 	{ "empty", "" },
-	/* Expanded again, these would be /usr/local/cuda-13.0 or fail. */
-	{ "braces", "{{ cuda_home }}" },
-	{ "stmt", "{% if x %}{# c #}{{" },
 };
 
-/* Jinja words the subset refuses as names: literals and operators. */
-static const char *const keywords[] = {
-	"true", "false", "none", "True", "False", "None",
-	"and", "or", "not", "in", "is", "if", "else",
-};
+static struct ydoc *doc;
+static const char opaque_all[] = "hv";
 
-/* The model's verdict, for the first construct that is refused. */
-enum verdict {
-	MODEL_OK,
-	MODEL_UNDEFINED,	/* well-formed, name unknown, no default */
-	MODEL_REFUSED,		/* malformed or beyond the subset */
-};
-
-static const char *
-value_of(const char *name, size_t len)
+static int
+lookup(void *ctx, const void *scope, const char *name, struct ydoc *d,
+    struct template_val *out, struct err *err)
 {
-	size_t i;
-
-	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
-		if (strlen(vars[i].name) == len &&
-		    memcmp(vars[i].name, name, len) == 0)
-			return vars[i].value;
-	return NULL;
+	(void)d;
+	(void)err;
+	(*(size_t *)ctx)++;
+	memset(out, 0, sizeof(*out));
+	if (strcmp(name, "hv") == 0) {
+		out->kind = ENVCTL_TVAL_OPAQUE;
+		out->opaque = opaque_all;
+		return 0;
+	}
+	out->node = ymap_get(scope, name);
+	out->kind = out->node != NULL ? ENVCTL_TVAL_NODE :
+	    ENVCTL_TVAL_UNDEFINED;
+	out->scope = scope;
+	return 0;
 }
 
-static const char *
-lookup(void *ctx, const char *name)
+/* hv[anything] is this same scope, as through hostvars. */
+static int
+getitem(void *ctx, const void *opaque, const char *key, struct ydoc *d,
+    struct template_val *out, struct err *err)
 {
-	(*(size_t *)ctx)++;
-	return value_of(name, strlen(name));
+	(void)opaque;
+	(void)d;
+	(void)err;
+	(void)ctx;
+	memset(out, 0, sizeof(*out));
+	out->node = ymap_get(doc->root, key);
+	out->kind = out->node != NULL ? ENVCTL_TVAL_NODE :
+	    ENVCTL_TVAL_UNDEFINED;
+	out->scope = doc->root;
+	out->keep_raw = 1;
+	return 0;
+}
+
+static const struct template_ops ops = { lookup, getitem };
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	if (ydoc_load_string(&doc, vars_yaml, sizeof(vars_yaml) - 1,
+	    "v.yaml", NULL) != 0)
+		abort();
+	return 0;
 }
 
 static int
@@ -85,171 +116,104 @@ is_ws(int c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
+/*
+ * The model: text with only "{{ name }}" for plain variables, no CR (Jinja
+ * normalises newlines) and no other brace syntax, whose result does not
+ * start like a Python list or dict; 1 with the expansion in out when s is
+ * such text, else 0.
+ */
 static int
-is_name(int c, int first)
+model(const char *s, size_t len, struct buf *out)
 {
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' ||
-	    (!first && c >= '0' && c <= '9');
-}
-
-static size_t
-ws(const char *s, size_t len, size_t p)
-{
-	while (p < len && is_ws((unsigned char)s[p]))
-		p++;
-	return p;
-}
-
-/*
- * The expression whose "{{" is at s[at]: appends its value to out and sets
- * *endp past its "}}", or returns why not.
- */
-static enum verdict
-model_expr(const char *s, size_t len, size_t at, size_t *endp,
-    struct buf *out, size_t *nexprp)
-{
-	struct buf def = ENVCTL_BUF_INIT;
-	const char *val;
-	size_t p, name, namelen, f, i;
-	enum verdict v = MODEL_REFUSED;
-	int has_def = 0, q;
-
-	p = ws(s, len, at + 2);
-	if (p == len || !is_name((unsigned char)s[p], 1))
-		goto out;
-	for (name = p; p < len && is_name((unsigned char)s[p], 0); p++)
-		continue;
-	namelen = p - name;
-	for (i = 0; i < sizeof(keywords) / sizeof(keywords[0]); i++)
-		if (strlen(keywords[i]) == namelen &&
-		    memcmp(keywords[i], s + name, namelen) == 0)
-			goto out;
-	p = ws(s, len, p);
-	if (p < len && s[p] == '|') {
-		p = ws(s, len, p + 1);
-		for (f = p; p < len && is_name((unsigned char)s[p], 0); p++)
-			continue;
-		if (p - f != 7 || memcmp(s + f, "default", 7) != 0)
-			goto out;
-		p = ws(s, len, p);
-		if (p == len || s[p] != '(')
-			goto out;
-		p = ws(s, len, p + 1);
-		if (p == len || (s[p] != '\'' && s[p] != '"'))
-			goto out;
-		for (q = s[p++]; p < len && s[p] != q; p++) {
-			if (s[p] == '\\' && (++p == len || (s[p] != '\\' &&
-			    s[p] != '\'' && s[p] != '"')))
-				goto out;
-			buf_addch(&def, s[p]);
-		}
-		if (p == len)
-			goto out;
-		p = ws(s, len, p + 1);
-		if (p == len || s[p] != ')')
-			goto out;
-		p = ws(s, len, p + 1);
-		has_def = 1;
-	}
-	if (len - p < 2 || s[p] != '}' || s[p + 1] != '}')
-		goto out;
-	(*nexprp)++;
-	if ((val = value_of(s + name, namelen)) != NULL)
-		buf_addstr(out, val);
-	else if (has_def)
-		buf_add(out, def.data, def.len);
-	else {
-		v = MODEL_UNDEFINED;
-		goto out;
-	}
-	*endp = p + 2;
-	v = MODEL_OK;
- out:
-	buf_release(&def);
-	return v;
-}
-
-/*
- * The expansion of s into out and the number of expressions; on a refusal
- * *atp has the offset of the construct refused.
- */
-static enum verdict
-model(const char *s, size_t len, struct buf *out, size_t *nexprp,
-    size_t *atp)
-{
-	enum verdict v;
-	size_t i = 0, end;
+	size_t i = 0, p, q, k;
 
 	while (i < len) {
-		if (s[i] == '{' && i + 1 < len &&
-		    (s[i + 1] == '%' || s[i + 1] == '#')) {
-			*atp = i;
-			return MODEL_REFUSED;
-		}
-		if (s[i] == '{' && i + 1 < len && s[i + 1] == '{') {
-			if ((v = model_expr(s, len, i, &end, out, nexprp)) !=
-			    MODEL_OK) {
-				*atp = i;
-				return v;
-			}
-			i = end;
+		if (s[i] == '\r')
+			return 0;
+		if (s[i] != '{' || i + 1 == len || (s[i + 1] != '{' &&
+		    s[i + 1] != '%' && s[i + 1] != '#')) {
+			buf_addch(out, s[i++]);
 			continue;
 		}
-		buf_addch(out, s[i++]);
+		if (s[i + 1] != '{')
+			return 0;
+		for (p = i + 2; p < len && is_ws((unsigned char)s[p]); p++)
+			;
+		for (q = p; q < len && ((s[q] >= 'a' && s[q] <= 'z') ||
+		    s[q] == '_'); q++)
+			;
+		for (k = 0; k < sizeof(plain) / sizeof(plain[0]); k++)
+			if (strlen(plain[k][0]) == q - p &&
+			    memcmp(plain[k][0], s + p, q - p) == 0)
+				break;
+		if (k == sizeof(plain) / sizeof(plain[0]) || p == 2 + i)
+			return 0;	/* Jinja's {{- is whitespace control */
+		while (q < len && is_ws((unsigned char)s[q]))
+			q++;
+		if (q + 1 >= len || s[q] != '}' || s[q + 1] != '}' ||
+		    s[q - 1] == '-')
+			return 0;
+		buf_addstr(out, plain[k][1]);
+		i = q + 2;
 	}
-	return MODEL_OK;
+	/* Ansible would read such a result back as a list or dict. */
+	return out->len == 0 || (out->data[0] != '[' && out->data[0] != '{');
+}
+
+static int
+expand(const char *s, size_t size, struct buf *out, struct err *err)
+{
+	const struct template_pos pos = { "f.yaml", 3, 5 };
+	size_t ncalls = 0;
+
+	buf_init(out, 1 << 20);
+	buf_addstr(out, marker);
+	return template_expand(out, s, size, &pos, &ops, &ncalls, doc->root,
+	    err);
 }
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const struct template_pos pos = { "f.yaml", 3, 5 };
 	const char *s = (const char *)data;
-	struct buf out, want = ENVCTL_BUF_INIT;
-	struct err err = ENVCTL_ERR_INIT;
-	size_t ncalls = 0, nexpr = 0, at = 0, i, bol = 0;
-	enum verdict v;
-	int r, line = pos.line, col;
+	struct buf out, again, want = ENVCTL_BUF_INIT;
+	struct err err = ENVCTL_ERR_INIT, err2 = ENVCTL_ERR_INIT;
+	int r, r2;
 
+	if (doc == NULL)
+		LLVMFuzzerInitialize(NULL, NULL);
 	FUZZ_ASSERT(template_has_syntax(s, size) == has_syntax(s, size));
-	buf_init(&out, 1 << 20);
-	buf_addstr(&out, marker);
-	r = template_expand(&out, s, size, &pos, lookup, &ncalls, &err);
-	v = model(s, size, &want, &nexpr, &at);
+	r = expand(s, size, &out, &err);
+	r2 = expand(s, size, &again, &err2);
+	FUZZ_ASSERT(r == r2 && out.len == again.len &&
+	    memcmp(out.data, again.data, out.len) == 0);
 	FUZZ_ASSERT(out.len >= sizeof(marker) - 1 &&
 	    memcmp(out.data, marker, sizeof(marker) - 1) == 0);
 	if (!has_syntax(s, size))
 		FUZZ_ASSERT(r == 0 && out.len == sizeof(marker) - 1 + size &&
 		    memcmp(out.data + sizeof(marker) - 1, s, size) == 0);
-	if (r == 0) {
-		FUZZ_ASSERT(v == MODEL_OK && err.code == 0);
-		FUZZ_ASSERT(out.len == sizeof(marker) - 1 + want.len &&
-		    memcmp(out.data + sizeof(marker) - 1, want.data,
-		    want.len) == 0);
-		FUZZ_ASSERT(ncalls == nexpr);
-	} else {
+	if (model(s, size, &want))
+		FUZZ_ASSERT(r == 0 && out.len == sizeof(marker) - 1 +
+		    want.len && memcmp(out.data + sizeof(marker) - 1,
+		    want.data, want.len) == 0);
+	if (r == 0)
+		FUZZ_ASSERT(err.code == 0);
+	else {
 		FUZZ_ASSERT(r == ENVCTL_EUNDEFINED ||
 		    r == ENVCTL_EUNSUPPORTED || r == ENVCTL_EPARSE ||
-		    r == ENVCTL_ETOOBIG);
-		FUZZ_ASSERT(err.code == r && out.len == sizeof(marker) - 1);
-		FUZZ_ASSERT(v != MODEL_OK);
-		FUZZ_ASSERT((r == ENVCTL_EUNDEFINED) ==
-		    (v == MODEL_UNDEFINED));
-		/* Where the construct starts, counted from pos. */
-		col = pos.col + (int)at;
-		for (i = 0; i < at; i++)
-			if (s[i] == '\n') {
-				line++;
-				bol = i + 1;
-			}
-		if (line > pos.line)
-			col = (int)(at - bol) + 1;
-		FUZZ_ASSERT(err.path != NULL &&
-		    strcmp(err.path, pos.path) == 0);
-		FUZZ_ASSERT(err.line == line && err.col == col);
-		err_release(&err);
+		    r == ENVCTL_EINVALID || r == ENVCTL_ETOOBIG);
+		FUZZ_ASSERT(err.code == r && err.next == NULL);
+		FUZZ_ASSERT(out.len == sizeof(marker) - 1);
+		FUZZ_ASSERT(err.path != NULL && (strcmp(err.path,
+		    "f.yaml") == 0 || strcmp(err.path, "v.yaml") == 0));
+		FUZZ_ASSERT(err.line >= 1 && err.col >= 1);
+		FUZZ_ASSERT(err2.code == r && strcmp(err.msg, err2.msg) == 0);
+		fuzz_check_errors(&err, NULL);
 	}
+	err_release(&err);
+	err_release(&err2);
 	buf_release(&out);
+	buf_release(&again);
 	buf_release(&want);
 	return 0;
 }

@@ -579,6 +579,86 @@ START_TEST(test_usage_and_exit_codes)
 }
 END_TEST
 
+/*
+ * envctl inventory: one of --list, --host, --graph; --help teaches and
+ * every option it shows is in envctl(1); --limit filters the hosts.
+ */
+START_TEST(test_inventory_command)
+{
+	struct tu_run r;
+	char *inv = data("fleet.yaml"), *man_path = tu_srcpath("docs/envctl.1");
+	char *man, *opt, *p;
+	size_t len;
+	static const char *const opts[] = { "--list", "--host", "--graph",
+	    "--limit", NULL };
+	size_t i;
+
+	man = tu_read(man_path, &len);
+	ck_assert_ptr_nonnull(man);
+	ck_assert_ptr_nonnull(strstr(man, ".Cm inventory\n"));
+	envctl(&r, "inventory", "--help", NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "usage: envctl inventory "
+	    "INVENTORY --list"));
+	ck_assert_ptr_nonnull(strstr(r.out, "ansible-inventory -i "
+	    "hosts.yaml --list"));
+	for (i = 0; opts[i] != NULL; i++) {
+		ck_assert_msg(strstr(r.out, opts[i]) != NULL, "%s not in "
+		    "--help", opts[i]);
+		/* The man page spells --list as Fl -list. */
+		opt = xasprintf("Fl %s", opts[i] + 1);
+		ck_assert_msg(strstr(man, opt) != NULL, "%s not in envctl.1",
+		    opt);
+		free(opt);
+	}
+	tu_run_free(&r);
+	envctl(&r, "--help", NULL, NULL, NULL, NULL, NULL);
+	ck_assert_ptr_nonnull(strstr(r.out, "    inventory "));
+	tu_run_free(&r);
+	envctl(&r, "inventory", inv, NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(r.status, 64);
+	ck_assert_ptr_nonnull(strstr(r.errout, "give one of --list, --host "
+	    "HOST, --graph"));
+	tu_run_free(&r);
+	envctl(&r, "inventory", inv, "--list", "--graph", NULL, NULL);
+	ck_assert_int_eq(r.status, 64);
+	tu_run_free(&r);
+	envctl(&r, "inventory", inv, "--host", "rtx-01", "-l", "rtx");
+	ck_assert_int_eq(r.status, 64);
+	ck_assert_ptr_nonnull(strstr(r.errout, "--limit does not apply to "
+	    "--host"));
+	tu_run_free(&r);
+	envctl(&r, "inventory", inv, "--host", "nope", NULL, NULL);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_ptr_nonnull(strstr(r.errout, "host 'nope' is not in"));
+	ck_assert_str_eq(r.out, "");
+	tu_run_free(&r);
+	envctl(&r, "inventory", inv, "--host", "rtx-02", NULL, NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "\n    \"ansible_host\": "
+	    "\"127.0.0.2\",\n"));
+	tu_run_free(&r);
+	envctl(&r, "inventory", inv, "--graph", "-l", "rtx-01", NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "@all:\n"));
+	ck_assert_ptr_nonnull(strstr(r.out,
+	    "  |  |--@rtx:\n  |  |  |--rtx-01\n"));
+	ck_assert_ptr_null(strstr(r.out, "rtx-02"));
+	ck_assert_ptr_null(strstr(r.out, "h100-01"));
+	tu_run_free(&r);
+	envctl(&r, "inventory", inv, "--list", "--limit", "h100", NULL);
+	ck_assert_int_eq(r.status, 0);
+	p = strstr(r.out, "\"hostvars\": {");
+	ck_assert_ptr_nonnull(p);
+	ck_assert_ptr_nonnull(strstr(p, "\"h100-01\": {"));
+	ck_assert_ptr_null(strstr(r.out, "rtx-01"));
+	tu_run_free(&r);
+	free(man);
+	free(man_path);
+	free(inv);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -602,6 +682,7 @@ main(void)
 	tcase_add_test(tc, test_block_render_current);
 	tcase_add_test(tc, test_plan_local_connection);
 	tcase_add_test(tc, test_usage_and_exit_codes);
+	tcase_add_test(tc, test_inventory_command);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/buf.h"
 #include "common/err.h"
@@ -425,16 +426,22 @@ START_TEST(test_structure_errors)
 	    "be an integer, got a string 'high'\n"
 	    "hosts.yaml:24:5: group name '42' must be a string, got an "
 	    "integer (quote it)\n");
-	load_fail("[all, gpu]\n", ENVCTL_EINVALID,
-	    "hosts.yaml:1:1: expected a mapping of group names at the top "
-	    "(such as 'all:'), got a list\n");
+	/* Not a YAML mapping: INI is tried, as Ansible's plugins are. */
+	load_fail("[all, gpu]\n", ENVCTL_EPARSE,
+	    "hosts.yaml:1:1: invalid section entry: '[all, gpu]' (no spaces "
+	    "or other invalid characters are allowed in a section entry); "
+	    "and as YAML it is a list, not a mapping of groups; envctl reads "
+	    "YAML, INI, the JSON of ansible-inventory --list, executable "
+	    "inventory scripts and directories of these; the file begins "
+	    "'[all, gpu]'\n");
 	load_fail("all:\n  hosts:\n    '':\n", ENVCTL_EINVALID,
 	    "hosts.yaml:3:5: empty host name in group 'all'\n");
 	load_fail("plugin: amazon.aws.aws_ec2\nregions: [us-east-1]\n",
 	    ENVCTL_EUNSUPPORTED,
-	    "hosts.yaml:1:9: inventory plugin configuration ('plugin: "
-	    "amazon.aws.aws_ec2') is not supported; envctl reads YAML "
-	    "inventories\n");
+	    "hosts.yaml:1:9: this is an inventory plugin configuration "
+	    "('plugin: amazon.aws.aws_ec2'), not an inventory; envctl reads "
+	    "what the plugin produces: run 'ansible-inventory -i hosts.yaml "
+	    "--list > inventory.json' and give envctl inventory.json\n");
 }
 END_TEST
 
@@ -453,7 +460,11 @@ START_TEST(test_no_hosts)
 	load_fail("all:\n\thosts:\n", ENVCTL_EPARSE,
 	    "hosts.yaml:2:1: found character that cannot start any token (a "
 	    "tab: YAML indentation must use spaces), while scanning for the "
-	    "next token at line 2\n");
+	    "next token at line 2; and not INI either (line 1: invalid host "
+	    "pattern 'all:': ending in ':' is not allowed, this character is "
+	    "reserved to provide a port); envctl reads YAML, INI, the JSON of "
+	    "ansible-inventory --list, executable inventory scripts and "
+	    "directories of these; the file begins 'all:'\n");
 	load_fail("all:\n  hosts:\n    a:\n    a:\n", ENVCTL_EINVALID,
 	    "hosts.yaml:4:5: duplicate key 'a' (first at line 3)\n");
 	missing = xasprintf("%s/missing.yaml", dir);
@@ -831,73 +842,344 @@ START_TEST(test_threads)
 END_TEST
 
 /*
- * Compared with ansible-inventory when it is installed (ansible-core, a
- * bench dependency): every variable envctl resolves must print the same.
+ * What ansible-inventory --list says of path, printed by python3 as
+ * "host groups=a,b" (Ansible's group_names) and "host name=value" lines in
+ * sorted order: scalars as Python's str() prints them, lists and dicts as
+ * "a list" and "a mapping".  NULL after tu_skip() when Ansible is missing.
  */
-START_TEST(test_against_ansible)
+static char *
+ansible_view(const char *path)
 {
 	static const char script[] =
 	    "import json, sys\n"
-	    "d = json.load(sys.stdin)['_meta']['hostvars']\n"
-	    "for h in sorted(d):\n"
-	    "    for k in sorted(d[h]):\n"
-	    "        v = d[h][k]\n"
-	    "        if not isinstance(v, (dict, list)):\n"
-	    "            print('%s %s=%s' % (h, k, v))\n";
-	char *path = tu_srcpath("tests/data/inventory/gpu-fleet.yaml");
-	char *inv_argv[] = { "/usr/bin/ansible-inventory", "-i", path,
+	    "d = json.load(sys.stdin)\n"
+	    "hv = d['_meta']['hostvars']\n"
+	    "parents = {}\n"
+	    "hosts = set(hv)\n"
+	    "for g, body in d.items():\n"
+	    "    if g == '_meta': continue\n"
+	    "    for c in body.get('children', []):\n"
+	    "        parents.setdefault(c, set()).add(g)\n"
+	    "    for h in body.get('hosts', []):\n"
+	    "        hosts.add(h)\n"
+	    "        parents.setdefault('@' + h, set()).add(g)\n"
+	    "def ancestors(n, seen):\n"
+	    "    for p in parents.get(n, ()):\n"
+	    "        if p not in seen:\n"
+	    "            seen.add(p)\n"
+	    "            ancestors(p, seen)\n"
+	    "    return seen\n"
+	    "for h in sorted(hosts):\n"
+	    "    gs = sorted(ancestors('@' + h, set()) - {'all'})\n"
+	    "    print('%s groups=%s' % (h, ','.join(gs)))\n"
+	    "    vs = hv.get(h, {})\n"
+	    "    for k in sorted(vs):\n"
+	    "        v = vs[k]\n"
+	    "        if isinstance(v, list): v = 'a list'\n"
+	    "        elif isinstance(v, dict): v = 'a mapping'\n"
+	    "        print('%s %s=%s' % (h, k, v))\n";
+	char *inv_argv[] = { "/usr/bin/ansible-inventory", "-i", (char *)path,
 		"--list", NULL };
 	char *py_argv[] = { (char *)tu_python(), "-c", (char *)script, NULL };
-	struct inventory *inv = load_fleet();
 	struct tu_run r, py;
-	const struct host *h;
-	const char *name;
-	char *line, *val, *tmp = tu_mkdtemp(), *envp[7];
-	size_t i, j;
+	char *out = NULL;
 
-	/* Ansible keeps a temp dir under $HOME: give it ours, not /root. */
-	envp[0] = "PATH=/usr/bin:/bin";
-	envp[1] = "LANG=C.UTF-8";
-	envp[2] = xasprintf("HOME=%s", tmp);
-	envp[3] = xasprintf("ANSIBLE_HOME=%s/ansible", tmp);
-	envp[4] = xasprintf("ANSIBLE_LOCAL_TEMP=%s/tmp", tmp);
-	line = tu_writes(tmp, "ansible.cfg", "# empty\n");
-	envp[5] = xasprintf("ANSIBLE_CONFIG=%s", line);
-	envp[6] = NULL;
-	free(line);
-	tu_run(&r, inv_argv, envp, NULL, 0);
-	if (r.status == 127) {
-		fprintf(stderr, "check_inventory: no ansible-inventory, "
-		    "comparison skipped\n");
-		goto out;
-	}
-	ck_assert_msg(r.status == 0, "ansible-inventory: %s", r.errout);
+	if (tu_ansible(&r, "ansible_view", inv_argv, NULL) != 0)
+		return NULL;
+	ck_assert_msg(r.status == 0, "ansible-inventory -i %s: %s", path,
+	    r.errout);
 	tu_run(&py, py_argv, NULL, r.out, r.outlen);
 	ck_assert_msg(py.status == 0, "python3: %s", py.errout);
-	for (i = 0; i < inventory_nhosts(inv); i++) {
-		h = inventory_host(inv, i);
-		for (j = 0; j < host_nvars(h); j++) {
-			if (host_var_at(h, j, &name)->type != ENVCTL_YSCALAR)
-				continue;
-			val = var_text(h, name);
-			line = xasprintf("\n%s %s=%s\n", h->name, name, val);
-			/* py.out starts without a newline: match "^line". */
-			ck_assert_msg(strstr(py.out, line + 1) == py.out ||
-			    strstr(py.out, line) != NULL,
-			    "ansible-inventory disagrees on %s", line + 1);
-			free(line);
+	out = xstrdup(py.out);
+	tu_run_free(&py);
+	tu_run_free(&r);
+	return out;
+}
+
+static int
+cmp_host_names(const void *a, const void *b)
+{
+	return strcmp((*(const struct host *const *)a)->name,
+	    (*(const struct host *const *)b)->name);
+}
+
+/* The same view of what envctl resolved. */
+static char *
+envctl_view(const struct inventory *inv)
+{
+	struct buf b = ENVCTL_BUF_INIT;
+	const struct host **hs;
+	const struct ynode *v;
+	const char *name;
+	char *val;
+	size_t n = inventory_nhosts(inv), i, j;
+
+	hs = xcalloc(n + 1, sizeof(*hs));
+	for (i = 0; i < n; i++)
+		hs[i] = inventory_host(inv, i);
+	qsort(hs, n, sizeof(*hs), cmp_host_names);
+	for (i = 0; i < n; i++) {
+		buf_addf(&b, "%s groups=", hs[i]->name);
+		for (j = 0; j < host_ngroups(hs[i]); j++)
+			buf_addf(&b, "%s%s", j > 0 ? "," : "",
+			    host_group(hs[i], j));
+		buf_addch(&b, '\n');
+		for (j = 0; j < host_nvars(hs[i]); j++) {
+			v = host_var_at(hs[i], j, &name);
+			val = var_text(hs[i], name);
+			buf_addf(&b, "%s %s=%s\n", hs[i]->name, name,
+			    v->type == ENVCTL_YSCALAR && yscalar_kind(v) ==
+			    ENVCTL_YNULL ? "None" : val);
 			free(val);
 		}
 	}
-	tu_run_free(&py);
-out:
-	tu_run_free(&r);
+	free(hs);
+	return buf_detach(&b, NULL);
+}
+
+/* Loads path and asserts that envctl reads it as ansible-inventory does. */
+static void
+assert_like_ansible(const char *path)
+{
+	struct err err = ENVCTL_ERR_INIT;
+	struct buf msg = ENVCTL_BUF_INIT;
+	struct inventory *inv = NULL;
+	char *want, *got;
+
+	if (inventory_load(&inv, path, &err) != 0) {
+		err_format(&err, &msg);
+		ck_abort_msg("%s: %s", path, msg.data);
+	}
+	if ((want = ansible_view(path)) != NULL) {
+		got = envctl_view(inv);
+		ck_assert_msg(strcmp(got, want) == 0, "%s: envctl read\n%s\n"
+		    "ansible-inventory read\n%s", path, got, want);
+		free(got);
+		free(want);
+	}
 	inventory_free(inv);
+}
+
+/* Every variable, group and host of the fleet, as ansible-inventory. */
+START_TEST(test_against_ansible)
+{
+	char *path = tu_srcpath("tests/data/inventory/gpu-fleet.yaml");
+
+	assert_like_ansible(path);
 	free(path);
-	for (i = 2; i < 6; i++)
-		free(envp[i]);
-	tu_rmtree(tmp);
-	free(tmp);
+}
+END_TEST
+
+/* Writes the NULL-ended (name, content) pairs under dir, making folders. */
+static void
+write_tree(const char *dir, const char *const *files)
+{
+	char *path, *slash;
+	size_t i;
+
+	for (i = 0; files[i] != NULL; i += 2) {
+		path = xasprintf("%s/%s", dir, files[i]);
+		for (slash = strchr(path + strlen(dir) + 1, '/');
+		    slash != NULL; slash = strchr(slash + 1, '/')) {
+			*slash = '\0';
+			(void)mkdir(path, 0700);
+			*slash = '/';
+		}
+		free(tu_writes(NULL, path, files[i + 1]));
+		free(path);
+	}
+}
+
+/*
+ * group_vars/ and host_vars/ beside the inventory: every file form, the
+ * first form found winning, folders merged in sorted order (hidden files,
+ * backups~ and other extensions skipped), and Ansible's precedence, where
+ * group_vars/all beats the inventory's own group variables.
+ */
+START_TEST(test_vars_dirs)
+{
+	static const char *const files[] = {
+		"hosts.yml",
+		"all:\n"
+		"  vars:\n    nccl_proto: LL\n    a: all-inv\n"
+		"  children:\n"
+		"    gpu:\n"
+		"      vars:\n        b: gpu-inv\n        c: gpu-inv\n"
+		"      hosts:\n        g1:\n          d: host-inv\n"
+		"        g2:\n"
+		"    h100:\n      hosts:\n        g2:\n",
+		"group_vars/all.yml", "c: gv-all\ne: gv-all\nn:\n",
+		"group_vars/gpu/10.yml", "nccl_proto: Simple\nd: gv-gpu\n",
+		"group_vars/gpu/20", "nccl_proto: LL128\nl: [1, 2]\n",
+		"group_vars/gpu/30.txt", "nccl_proto: ignored\n",
+		"group_vars/gpu/.40.yml", "nccl_proto: hidden\n",
+		"group_vars/gpu/50.yml~", "nccl_proto: backup\n",
+		"group_vars/gpu/sub/60.yml", "f: nested\n",
+		"group_vars/gpu/empty.yml", "",
+		"group_vars/gpu.yml", "x: shadowed by the folder\n",
+		/* JSON first, as Ansible's loader: 1e3 is a float, not text. */
+		"group_vars/h100.json", "{\"h\": \"json\", \"m\": {\"k\": 1}, "
+		"\"q\": 1e3}\n",
+		"host_vars/g1.yaml", "e: hv-g1\n",
+		"host_vars/g2", "e: noext\n",
+		"host_vars/g2.yml", "e: shadowed\n",
+		NULL,
+	};
+	char *dir = tu_mkdtemp(), *path;
+	struct err err = ENVCTL_ERR_INIT;
+	struct inventory *inv;
+	const struct host *g1, *g2;
+
+	write_tree(dir, files);
+	path = xasprintf("%s/hosts.yml", dir);
+	assert_like_ansible(path);
+	ck_assert_int_eq(inventory_load(&inv, path, &err), 0);
+	g1 = find(inv, "g1");
+	g2 = find(inv, "g2");
+	assert_var(g1, "nccl_proto", "LL128");
+	assert_var(g1, "c", "gv-all");
+	assert_var(g1, "d", "host-inv");
+	assert_var(g2, "d", "gv-gpu");
+	assert_var(g1, "e", "hv-g1");
+	assert_var(g2, "e", "noext");
+	assert_var(g1, "f", "nested");
+	assert_var(g1, "x", "(unset)");
+	assert_var(g2, "h", "json");
+	assert_var(g2, "q", "1000.0");
+	/* Every file read is part of the inventory's digest. */
+	ck_assert_uint_eq(inventory_nfiles(inv), 9);
+	ck_assert_str_eq(inventory_file(inv, 0), path);
+	inventory_free(inv);
+	tu_rmtree(dir);
+	free(dir);
+	free(path);
+}
+END_TEST
+
+/*
+ * An inventory directory: its files in sorted order, the names Ansible
+ * skips skipped (hidden, .ini, .cfg, .md, backups~), folders read in turn,
+ * and group_vars/ inside it.
+ */
+START_TEST(test_inventory_dir)
+{
+	static const char *const files[] = {
+		"inv/10-base.yml",
+		"all:\n  children:\n    gpu:\n      hosts:\n        g1:\n"
+		"        g2:\n",
+		"inv/20-more.yaml", "gpu:\n  vars:\n    v: from-20\n"
+		"  hosts:\n    g3:\n",
+		"inv/30-ignored.ini", "[gpu]\nnot-loaded\n",
+		"inv/README.md", "# readme\n",
+		"inv/.hidden/x.yml", "all:\n  hosts:\n    hidden-host:\n",
+		"inv/40.yml~", "all:\n  hosts:\n    backup-host:\n",
+		"inv/site.cfg", "x\n",
+		"inv/sub/50.yml", "all:\n  hosts:\n    g4:\n      w: sub\n",
+		"inv/group_vars/gpu.yml", "v: gv\na: 1\n",
+		"inv/group_vars/all/x.yml", "v: all\n",
+		NULL,
+	};
+	char *dir = tu_mkdtemp(), *path, *digest, *want;
+	struct err err = ENVCTL_ERR_INIT;
+	struct inventory *inv;
+
+	write_tree(dir, files);
+	path = xasprintf("%s/inv", dir);
+	assert_like_ansible(path);
+	ck_assert_int_eq(inventory_load(&inv, path, &err), 0);
+	ck_assert_uint_eq(inventory_nhosts(inv), 4);
+	ck_assert_ptr_null(inventory_find(inv, "not-loaded"));
+	assert_var(find(inv, "g3"), "v", "gv");
+	assert_var(find(inv, "g4"), "v", "all");
+	want = xasprintf("%s/inv/20-more.yaml", dir);
+	ck_assert_str_eq(find(inv, "g3")->file, want);
+	free(want);
+	digest = xstrdup(inventory_digest(inv));
+	inventory_free(inv);
+	/* Changing a vars file changes the digest a plan file records. */
+	free(tu_writes(dir, "inv/group_vars/gpu.yml", "v: gv\na: 2\n"));
+	ck_assert_int_eq(inventory_load(&inv, path, &err), 0);
+	ck_assert_str_ne(inventory_digest(inv), digest);
+	inventory_free(inv);
+	free(digest);
+	tu_rmtree(dir);
+	free(dir);
+	free(path);
+}
+END_TEST
+
+/* tmpl with each '@' replaced by s. */
+static char *
+subst(const char *tmpl, const char *s)
+{
+	struct buf b = ENVCTL_BUF_INIT;
+
+	for (; *tmpl != '\0'; tmpl++)
+		if (*tmpl == '@')
+			buf_addstr(&b, s);
+		else
+			buf_addch(&b, *tmpl);
+	return buf_detach(&b, NULL);
+}
+
+/*
+ * A vault-encrypted vars file may set any variable: envctl cannot know the
+ * hosts' connection variables (ansible-inventory fails too without the
+ * password), and says so once, naming the file.  Broken vars files are
+ * errors with file:line:col.
+ */
+START_TEST(test_vars_file_errors)
+{
+	static const char *const files[] = {
+		"hosts.yml", "all:\n  children:\n    gpu:\n      hosts:\n"
+		"        g1:\n        g2:\n",
+		"group_vars/all.yml", "x: 1\n",
+		NULL,
+	};
+	static const struct {
+		const char	*text;
+		int		 code;
+		const char	*want;	/* each @ is the vars file */
+	} cases[] = {
+		{ "$ANSIBLE_VAULT;1.1;AES256\n3132\n", ENVCTL_EUNSUPPORTED,
+		  "g1: @: this host's connection variables may be set by "
+		  "the vault-encrypted file '@', which envctl cannot "
+		  "decrypt (and 1 more host)\n" },
+		{ "- a list\n", ENVCTL_EINVALID,
+		  "@:1:1: a vars file must be a mapping of variables, got a "
+		  "list\n" },
+		{ "a: [1\n", ENVCTL_EPARSE,
+		  "@:2:1: did not find expected ',' or ']', while parsing a "
+		  "flow sequence at line 1\n" },
+		{ "1: x\n", ENVCTL_EINVALID,
+		  "@:1:1: variable names must be non-empty strings without "
+		  "NUL bytes, got an integer\n" },
+	};
+	char *dir = tu_mkdtemp(), *path, *vars, *want;
+	struct err err = ENVCTL_ERR_INIT;
+	struct buf msg = ENVCTL_BUF_INIT;
+	struct inventory *inv;
+	size_t i;
+
+	write_tree(dir, files);
+	path = xasprintf("%s/hosts.yml", dir);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		vars = tu_writes(dir, "group_vars/gpu", cases[i].text);
+		ck_assert_int_eq(inventory_load(&inv, path, &err),
+		    cases[i].code);
+		ck_assert_ptr_null(inv);
+		err_format(&err, &msg);
+		want = subst(cases[i].want, vars);
+		ck_assert_str_eq(msg.data, want);
+		free(want);
+		free(vars);
+		err_release(&err);
+		buf_reset(&msg);
+	}
+	buf_release(&msg);
+	tu_rmtree(dir);
+	free(dir);
+	free(path);
 }
 END_TEST
 
@@ -924,6 +1206,9 @@ main(void)
 	tcase_add_test(tc, test_many_hosts);
 	tcase_add_test(tc, test_threads);
 	tcase_add_test(tc, test_against_ansible);
+	tcase_add_test(tc, test_vars_dirs);
+	tcase_add_test(tc, test_inventory_dir);
+	tcase_add_test(tc, test_vars_file_errors);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -1,5 +1,6 @@
 /* check_render.c - environment code, mode "file" and mode "block". */
 #include <check.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,9 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/xmalloc.h"
+#include "controller/desired.h"
+#include "controller/inventory.h"
+#include "controller/playbook.h"
 #include "controller/render.h"
 #include "testutil.h"
 
@@ -979,6 +983,482 @@ START_TEST(test_block_cap)
 }
 END_TEST
 
+/* ---- desired: a host's values, and real Ansible as the oracle ---- */
+
+/* Appends s as a YAML double-quoted scalar. */
+static void
+yaml_quote(struct buf *b, const char *s)
+{
+	buf_addch(b, '"');
+	for (; *s != '\0'; s++) {
+		if (*s == '"' || *s == '\\')
+			buf_addch(b, '\\');
+		if (*s == '\n')
+			buf_addstr(b, "\\n");
+		else if (*s == '\r')
+			buf_addstr(b, "\\r");
+		else
+			buf_addch(b, *s);
+	}
+	buf_addch(b, '"');
+}
+
+/*
+ * The oracle's inventory: every kind of value, templates in values,
+ * hostvars and groups.
+ */
+static const char oracle_inventory[] =
+    "all:\n"
+    "  vars:\n"
+    "    x: \"1\"\n"
+    "    n: 42\n"
+    "    zero: 0\n"
+    "    b: yes\n"
+    "    nul: null\n"
+    "    emp: \"\"\n"
+    "    fl: 1.50\n"
+    "    sp: \"  pad  \"\n"
+    "    hexs: \"0x1F\"\n"
+    "    lst: [a, \"b\", 3, null]\n"
+    "    mp: {k: v, \"n\": 5, inner: {z: deep}, 1: one}\n"
+    "    nested: \"{{ x }}-n\"\n"
+    "    undef_nested: \"{{ nope }}\"\n"
+    "    unsafe: !unsafe \"{{ x }}\"\n"
+    "    selfref: \"{{ selfref }}\"\n"
+    "    trimmed: \"{{ '/opt/cuda-13.0' | trim }}\"\n"
+    "    truestr: \"True\"\n"
+    "    boolish: \"{{ truestr }}\"\n"
+    "    listy: \"{{ '[1, 2]' }}\"\n"
+    "    nzero: \"{{ zero }}\"\n"
+    "    nnull: \"{{ nul }}\"\n"
+    "    nnl: \"{{ zero }}\\n\"\n"
+    "    mnested: {a: \"{{ x }}\", u: \"{{ nope }}\"}\n"
+    "    lst2: [\"{{ x }}\", \"{{ b }}\", \"[3]\"]\n"
+    "    dtpl: \"{{ x }}{'a': 1}\"\n"
+    "    crlf: \"a\\r\\nb{{ x }}\\rc\"\n"
+    "    h2ref: \"{{ hostvars['h2'].y }}\"\n"
+    "    bs: \"{{ 'a\\\\nb' }}\"\n"
+    "  hosts:\n"
+    "    h1.example.com:\n"
+    "  children:\n"
+    "    gpu:\n"
+    "      hosts:\n"
+    "        h2:\n"
+    "          y: \"{{ inventory_hostname }}-y\"\n"
+    "          yx: \"{{ x | default('nox') }}\"\n"
+    "          yu: \"{{ nope }}\"\n"
+    "          x: \"2\"\n"
+    "      children:\n"
+    "        sub:\n"
+    "          hosts:\n"
+    "            h4:\n";
+
+/* envctl's verdict on an expression Ansible evaluates. */
+enum oracle_want {
+	ORACLE_SAME,		/* both give the same bytes, or both fail */
+	ORACLE_REFUSED,		/* envctl refuses what Ansible evaluates */
+};
+
+static const struct oracle_case {
+	const char	*tpl;
+	enum oracle_want want;
+} oracle_cases[] = {
+	{ "{{ x }}", ORACLE_SAME },
+	{ "{{ nul }}|{{ nul | default('d') }}|{{ nul | default('d', true) }}",
+	    ORACLE_SAME },
+	{ "{{ emp | default('d', true) }}|{{ emp | d('d') }}", ORACLE_SAME },
+	{ "{{ b }} {{ n }} {{ fl }} {{ zero }}", ORACLE_SAME },
+	{ "{{ lst[0] }}{{ lst[-1] }}{{ lst.1 }}", ORACLE_SAME },
+	{ "{{ lst[9] | default('oob') }}", ORACLE_SAME },
+	{ "{{ mp.k }}{{ mp['n'] }}{{ mp.inner.z }}{{ mp[1] }}", ORACLE_SAME },
+	{ "{{ mp['1'] | default('s') }}{{ mp.nokey | default('nk') }}",
+	    ORACLE_SAME },
+	{ "{{ mp.nokey.deeper | default('d') }}", ORACLE_SAME },
+	{ "{{ nope.k | default('d') }}{{ nope['k'] | default('d') }}",
+	    ORACLE_SAME },
+	{ "{{ mp.keys }}", ORACLE_REFUSED },
+	{ "{{ x.upper }}", ORACLE_REFUSED },
+	{ "{{ nested }}", ORACLE_SAME },
+	{ "{{ undef_nested | default('und') }}", ORACLE_SAME },
+	{ "{{ undef_nested }}", ORACLE_SAME },
+	{ "{{ unsafe }}", ORACLE_SAME },
+	{ "{{ selfref | default('s') }}", ORACLE_SAME },
+	{ "{{ trimmed | default('/usr/local/cuda-12.4') }}", ORACLE_SAME },
+	{ "{{ boolish | int }}|{{ truestr | int }}", ORACLE_SAME },
+	{ "{{ listy | first }}|{{ listy[1] }}", ORACLE_SAME },
+	{ "{{ nzero | default('z', true) }}|{{ zero | default('z', true) }}",
+	    ORACLE_SAME },
+	{ "{{ nnull | default('z', true) }}|{{ nnull ~ 'a' }}", ORACLE_SAME },
+	{ "{{ nzero | first }}", ORACLE_SAME },
+	{ "{{ nnl | first }}", ORACLE_SAME },
+	{ "{{ mnested.a }}", ORACLE_SAME },
+	{ "{{ mnested | default('md') }}", ORACLE_SAME },
+	{ "{{ lst2[0] }}|{{ lst2[1] | int }}|{{ lst2[2] | first }}",
+	    ORACLE_SAME },
+	{ "{{ dtpl }}", ORACLE_SAME },
+	{ "{{ crlf }}", ORACLE_SAME },
+	{ "{{ bs }}|{{ 'c\\d' }}", ORACLE_SAME },
+	{ "{{ hostvars['h2'].y }}|{{ hostvars.h2['y'] }}|{{ h2ref }}",
+	    ORACLE_SAME },
+	{ "{{ hostvars['h2'].yx }}|{{ hostvars['h2'].x }}", ORACLE_SAME },
+	{ "{{ hostvars['h2'].yu }}", ORACLE_REFUSED },
+	{ "{{ hostvars['nohost'] | default('nh') }}", ORACLE_SAME },
+	{ "{{ hostvars['h2'].nov | default('nv') }}", ORACLE_SAME },
+	{ "{{ hostvars['h4'].group_names | join(',') }}", ORACLE_SAME },
+	{ "{{ hostvars['h2'].inventory_hostname_short }}", ORACLE_SAME },
+	{ "{{ groups['gpu'] | join(',') }}|{{ groups.sub | first }}",
+	    ORACLE_SAME },
+	{ "{{ groups.all | join(',') }}|{{ groups.gpu | last }}",
+	    ORACLE_SAME },
+	{ "{{ groups['nog'] | default('ng') }}", ORACLE_SAME },
+	{ "{{ group_names | join(',') }}", ORACLE_SAME },
+	{ "{{ inventory_hostname }} {{ inventory_hostname_short }}",
+	    ORACLE_SAME },
+	{ "{{ inventory_file }} {{ inventory_dir }}", ORACLE_SAME },
+	{ "{{ lst }}", ORACLE_REFUSED },
+	{ "{{ 'a' ~ lst }}|{{ lst | string }}|{{ mp | string }}",
+	    ORACLE_SAME },
+	{ "{{ nul | lower }}|{{ nul | string }}|{{ nul ~ 'a' }}",
+	    ORACLE_SAME },
+	{ "{{ n | lower }}|{{ b | upper }}|{{ lst | upper }}", ORACLE_SAME },
+	{ "[{{ sp | trim }}]|{{ sp | trim('p ') }}|{{ ' xx ' | trim(' x') }}",
+	    ORACLE_SAME },
+	{ "{{ x | replace('1', 'one') }}|{{ 'aaaa' | replace('a', 'b', 2) }}",
+	    ORACLE_SAME },
+	{ "{{ n | replace('4', 'x') }}|{{ 'ab' | replace('', '-') }}",
+	    ORACLE_SAME },
+	{ "{{ '42' | int }}|{{ ' 42 ' | int }}|{{ '1_000' | int }}",
+	    ORACLE_SAME },
+	{ "{{ '1.9' | int }}|{{ '-1.9' | int }}|{{ '1e3' | int }}",
+	    ORACLE_SAME },
+	{ "{{ 'abc' | int }}|{{ 'abc' | int(7) }}|{{ 'abc' | int('zz') }}",
+	    ORACLE_SAME },
+	{ "{{ hexs | int }}|{{ hexs | int(base=16) }}|{{ '1F' | int(0, 16) }}",
+	    ORACLE_SAME },
+	{ "{{ '0x1F' | int(0, 0) }}|{{ '010' | int(0, 0) }}|"
+	    "{{ '0b101' | int(0, 2) }}", ORACLE_SAME },
+	{ "{{ '010' | int(7, 0) }}|{{ '0_0' | int(7, 0) }}|"
+	    "{{ '0x_f' | int(7, 16) }}", ORACLE_SAME },
+	{ "{{ fl | int }}|{{ b | int }}|{{ nul | int }}|{{ lst | int }}",
+	    ORACLE_SAME },
+	{ "{{ '99999999999999999999999' | int }}|{{ '1e20' | int }}",
+	    ORACLE_SAME },
+	{ "{{ 'nan' | int }}|{{ '  ' | int }}|{{ '+5' | int }}|"
+	    "{{ '1__0' | int }}", ORACLE_SAME },
+	{ "{{ '.5' | int }}|{{ '5.' | int }}|{{ '-0' | int }}|"
+	    "{{ '1_0.5' | int }}|{{ '1e' | int }}", ORACLE_SAME },
+	{ "{{ 'inf' | int }}", ORACLE_SAME },
+	{ "{{ x | int(default=5) }}|{{ 'q' | int(default=5) }}",
+	    ORACLE_SAME },
+	{ "{{ lst | join(',') }}|{{ lst | join }}|{{ 'abc' | join('-') }}",
+	    ORACLE_SAME },
+	{ "{{ mp | join(',') }}|{{ [1, 2] | join(d='+') }}", ORACLE_REFUSED },
+	{ "{{ mp | join(',') }}|{{ lst | join(d='+') }}", ORACLE_SAME },
+	{ "{{ lst | first }}{{ lst | last }}{{ 'abc' | first }}", ORACLE_SAME },
+	{ "{{ mp | first }}{{ mp | last }}", ORACLE_SAME },
+	{ "{{ emp | first | default('e2') }}", ORACLE_SAME },
+	{ "{{ n | first }}", ORACLE_SAME },
+	{ "{{ nope | lower | default('d') }}", ORACLE_SAME },
+	{ "{{ (nope ~ 'a') | default('d') }}", ORACLE_SAME },
+	{ "{{ nope | first | default('d') }}", ORACLE_SAME },
+	{ "{{ x ~ n ~ b ~ fl }}|{{ 'a' ~ 'b' | upper }}", ORACLE_SAME },
+	{ "{{ x | default('a') ~ 'b' }}|{{ (lst2) [0] }}", ORACLE_SAME },
+	{ "{{ x[0] }}{{ 'h\xc3\xa9llo'[1] }}{{ x.nosuch | default('ns') }}",
+	    ORACLE_SAME },
+	{ "{{ none }}|{{ None | default('x') }}|{{ true }}|{{ True ~ none }}",
+	    ORACLE_SAME },
+	{ "{{ 'a\\nb' }}|{{ 'a\\\\b' }}|{{ \"d'q\" }}|{{ 1_0 }}|{{ -1 }}",
+	    ORACLE_SAME },
+	{ "{{ 0 | default('z', true) }}|{{ '0' | default('z', true) }}",
+	    ORACLE_SAME },
+	{ "{{ x | d }}|{{ nope | default }}|"
+	    "{{ nope | default('a', boolean=true) }}", ORACLE_SAME },
+	{ "{{ x | upper(1) }}", ORACLE_SAME },
+	{ "{{ 007 }}", ORACLE_SAME },
+	{ "{{ x | regex_replace('1', '2') }}", ORACLE_REFUSED },
+	{ "{{ x if x }}", ORACLE_REFUSED },
+	{ "{{ x ~ }}", ORACLE_SAME },
+	{ "{{ undefined_var }}", ORACLE_SAME },
+};
+
+/* Runs ansible-playbook on every case for every host: msgs[host][i]. */
+static int
+oracle_run(const char *dir, const char *inv, json_t **results)
+{
+	struct buf pb = ENVCTL_BUF_INIT;
+	struct tu_run r;
+	char *pbpath, *home = xasprintf("HOME=%s", dir), *line, *save = NULL;
+	char *tmp = xasprintf("ANSIBLE_LOCAL_TEMP=%s/tmp", dir);
+	char *rtmp = xasprintf("ANSIBLE_REMOTE_TEMP=%s/tmp", dir);
+	char *argv[] = { "/usr/bin/ansible-playbook", "-i", (char *)inv,
+	    "-c", "local", NULL, NULL };
+	char *envp[] = { "PATH=/usr/bin:/bin", home, tmp, rtmp,
+	    "ANSIBLE_STDOUT_CALLBACK=oneline", "ANSIBLE_LOCALHOST_WARNING=0",
+	    "ANSIBLE_NOCOLOR=1", "ANSIBLE_FORKS=1",
+	    NULL };
+	size_t i;
+	json_t *j;
+
+	buf_addstr(&pb, "- hosts: all\n  gather_facts: false\n  tasks:\n");
+	for (i = 0; i < sizeof(oracle_cases) / sizeof(oracle_cases[0]); i++) {
+		char *w = xasprintf("<%s>", oracle_cases[i].tpl);
+
+		buf_addstr(&pb, "  - debug:\n      msg: ");
+		yaml_quote(&pb, w);
+		buf_addstr(&pb, "\n    ignore_errors: true\n");
+		free(w);
+	}
+	pbpath = tu_writes(dir, "oracle-play.yml", pb.data);
+	argv[5] = pbpath;
+	tu_run(&r, argv, envp, NULL, 0);
+	ck_assert_msg(r.status == 0, "ansible-playbook exited %d: %s%s",
+	    r.status, r.out, r.errout);
+	*results = json_object();
+	for (line = strtok_r(r.out, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		char *bar = strstr(line, " | "), *arrow = strstr(line, " => ");
+		json_t *list;
+
+		if (bar == NULL || arrow == NULL)
+			continue;
+		*bar = '\0';
+		if ((j = json_loads(arrow + 4, 0, NULL)) == NULL)
+			continue;
+		json_object_set_new(j, "envctl_ok",
+		    json_boolean(strncmp(bar + 3, "SUCCESS", 7) == 0));
+		if ((list = json_object_get(*results, line)) == NULL) {
+			list = json_array();
+			json_object_set_new(*results, line, list);
+		}
+		json_array_append_new(list, j);
+	}
+	tu_run_free(&r);
+	buf_release(&pb);
+	free(pbpath);
+	free(home);
+	free(tmp);
+	free(rtmp);
+	return 0;
+}
+
+START_TEST(test_desired_oracle)
+{
+	const size_t ncases = sizeof(oracle_cases) / sizeof(oracle_cases[0]);
+	struct buf pbtext = ENVCTL_BUF_INIT, errs = ENVCTL_BUF_INIT;
+	struct inventory *inv = NULL;
+	struct playbook *pb = NULL;
+	struct err err = ENVCTL_ERR_INIT;
+	struct desired d;
+	char *dir, *invpath, *pbpath;
+	const char *hosts[] = { "h1.example.com", "h2", "h4" };
+	json_t *results = NULL, *list, *res;
+	size_t h, i, compared = 0;
+
+	if (access("/usr/bin/ansible-playbook", X_OK) != 0) {
+		ck_assert_msg(getenv("CI") == NULL, "no ansible-playbook under "
+		    "CI: the oracle cannot run");
+		fprintf(stderr, "check_render: no ansible-playbook, oracle "
+		    "skipped\n");
+		return;
+	}
+	dir = tu_mkdtemp();
+	invpath = tu_writes(dir, "inv.yml", oracle_inventory);
+	buf_addstr(&pbtext, "name: oracle\nmode: block\npolicy: override\n"
+	    "env:\n");
+	for (i = 0; i < ncases; i++) {
+		char *w = xasprintf("<%s>", oracle_cases[i].tpl);
+
+		buf_addf(&pbtext, "  V%zu: ", i);
+		yaml_quote(&pbtext, w);
+		buf_addch(&pbtext, '\n');
+		free(w);
+	}
+	pbpath = tu_writes(dir, "oracle.yaml", pbtext.data);
+	ck_assert_int_eq(inventory_load(&inv, invpath, &err), 0);
+	ck_assert_int_eq(playbook_load(&pb, pbpath, &err), 0);
+	oracle_run(dir, invpath, &results);
+	for (h = 0; h < sizeof(hosts) / sizeof(hosts[0]); h++) {
+		const struct host *host = inventory_find(inv, hosts[h]);
+
+		ck_assert_ptr_nonnull(host);
+		list = json_object_get(results, hosts[h]);
+		ck_assert_msg(list != NULL && json_array_size(list) == ncases,
+		    "ansible gave %zu results for %s, want %zu",
+		    list != NULL ? json_array_size(list) : 0, hosts[h],
+		    ncases);
+		buf_reset(&errs);
+		desired_values(&d, pb, host, &err);
+		err_format(&err, &errs);
+		err_release(&err);
+		for (i = 0; i < ncases; i++) {
+			const char *got = d.vars[i].value;
+			const char *msg;
+			int ok;
+
+			res = json_array_get(list, i);
+			ok = json_is_true(json_object_get(res, "envctl_ok"));
+			msg = json_string_value(json_object_get(res, "msg"));
+			if (oracle_cases[i].want == ORACLE_REFUSED) {
+				ck_assert_msg(ok, "%s: %s: Ansible failed, "
+				    "not a refusal case", hosts[h],
+				    oracle_cases[i].tpl);
+				ck_assert_msg(got == NULL, "%s: %s: envctl "
+				    "gave '%s' where it must refuse "
+				    "(Ansible: '%s')", hosts[h],
+				    oracle_cases[i].tpl, got, msg);
+				continue;
+			}
+			if (!ok) {
+				ck_assert_msg(got == NULL, "%s: %s: envctl "
+				    "gave '%s' where Ansible fails: %s",
+				    hosts[h], oracle_cases[i].tpl, got, msg);
+				continue;
+			}
+			ck_assert_msg(got != NULL, "%s: %s: envctl failed "
+			    "where Ansible gives '%s'; envctl's errors:\n%s",
+			    hosts[h], oracle_cases[i].tpl, msg, errs.data);
+			ck_assert_msg(msg != NULL && strcmp(got, msg) == 0,
+			    "%s: %s: envctl '%s', Ansible '%s'", hosts[h],
+			    oracle_cases[i].tpl, got, msg);
+			compared++;
+		}
+		desired_release(&d);
+	}
+	ck_assert_uint_gt(compared, 150);
+	json_decref(results);
+	playbook_free(pb);
+	inventory_free(inv);
+	tu_rmtree(dir);
+	buf_release(&pbtext);
+	buf_release(&errs);
+	free(invpath);
+	free(pbpath);
+	free(dir);
+}
+END_TEST
+
+/* A host's values and errors from an inventory and a playbook text. */
+static int
+desired_of(const char *inv_text, const char *pb_text, const char *host,
+    struct desired *d, struct buf *errs)
+{
+	struct inventory *inv = NULL;
+	struct playbook *pb = NULL;
+	struct err err = ENVCTL_ERR_INIT;
+	char *dir = tu_mkdtemp(), *pbpath, *invpath;
+	int r;
+
+	invpath = tu_writes(dir, "hosts.yaml", inv_text);
+	pbpath = tu_writes(dir, "pb.yaml", pb_text);
+	ck_assert_int_eq(inventory_load(&inv, invpath, &err), 0);
+	ck_assert_msg(playbook_load(&pb, pbpath, &err) == 0, "%s", err.msg);
+	r = desired_values(d, pb, inventory_find(inv, host), &err);
+	err_format(&err, errs);
+	/* Paths in messages: relative to the test's directory. */
+	for (;;) {
+		char *at = strstr(errs->data, dir);
+		size_t n = strlen(dir) + 1;
+
+		if (at == NULL)
+			break;
+		memmove(at, at + n, strlen(at + n) + 1);
+		errs->len -= n;
+	}
+	err_release(&err);
+	playbook_free(pb);
+	inventory_free(inv);
+	tu_rmtree(dir);
+	free(dir);
+	free(pbpath);
+	free(invpath);
+	return r;
+}
+
+static const char desired_inv[] =
+    "all:\n"
+    "  vars:\n"
+    "    cuda_home: \"{{ '/opt/cuda-13.0' | trim }}\"\n"
+    "    nccl_algo: \"{{ x | regex_replace('a', 'b') }}\"\n"
+    "    lst: [a, b]\n"
+    "    secret: !vault |\n"
+    "      $ANSIBLE_VAULT;1.1;AES256\n"
+    "      3132\n"
+    "    nested_undef: \"{{ nope }}\"\n"
+    "  hosts:\n"
+    "    gpu-03:\n"
+    "      from_default: \"{{ dflt }}-x\"\n"
+    "    gpu-04:\n";
+
+START_TEST(test_desired_values)
+{
+	struct desired d;
+	struct buf errs = ENVCTL_BUF_INIT;
+
+	ck_assert_int_eq(desired_of(desired_inv,
+	    "name: t\nmode: block\n"
+	    "defaults:\n"
+	    "  dflt: \"{{ inventory_hostname }}\"\n"
+	    "  unused: \"{{ broken | nosuchfilter }}\"\n"
+	    "env:\n"
+	    "  CUDA_HOME: \"{{ cuda_home | default('/usr/local/cuda-12.4') "
+	    "}}\"\n"
+	    "  A: \"{{ from_default }}\"\n"
+	    "  B: \"{{ nested_undef | default('d') }}\"\n"
+	    "  C: \"{{ hostvars['gpu-04'].inventory_hostname }}\"\n"
+	    "  D: \"{{ lst | join(',') }}\"\n",
+	    "gpu-03", &d, &errs), 0);
+	ck_assert_str_eq(errs.data, "");
+	ck_assert_str_eq(d.vars[0].value, "/opt/cuda-13.0");
+	/* Defaults are templates; a broken one nobody uses is no error. */
+	ck_assert_str_eq(d.vars[1].value, "gpu-03-x");
+	ck_assert_str_eq(d.vars[2].value, "d");
+	ck_assert_str_eq(d.vars[3].value, "gpu-04");
+	ck_assert_str_eq(d.vars[4].value, "a,b");
+	desired_release(&d);
+	buf_release(&errs);
+}
+END_TEST
+
+START_TEST(test_desired_errors)
+{
+	struct desired d;
+	struct buf errs = ENVCTL_BUF_INIT;
+
+	ck_assert_int_eq(desired_of(desired_inv,
+	    "name: t\nmode: block\n"
+	    "env:\n"
+	    "  NCCL_ALGO: \"{{ nccl_algo | default('Ring') }}\"\n"
+	    "  L: \"{{ lst }}\"\n"
+	    "  S: \"{{ secret | default('x') }}\"\n"
+	    "  U: \"{{ nested_undef }}\"\n"
+	    "  H: \"{{ hostvars['gpu-03'].from_default }}\"\n"
+	    "  N: \"{{ 'a' ~ nope }}\"\n",
+	    "gpu-03", &d, &errs), ENVCTL_EUNSUPPORTED);
+	ck_assert_str_eq(errs.data,
+	    "gpu-03: hosts.yaml:4:17: variable 'nccl_algo': unsupported "
+	    "template syntax '{{ x | regex_replace('a', 'b') }}' (filter "
+	    "'regex_replace') (used at pb.yaml:4 in '{{ nccl_algo | "
+	    "default('Ring') }}')\n"
+	    "gpu-03: hosts.yaml:5:10: variable 'lst' is a list; only "
+	    "strings, numbers and booleans can be used (used at pb.yaml:5 in "
+	    "'{{ lst }}')\n"
+	    "gpu-03: hosts.yaml:6:13: variable 'secret' is vault-encrypted, "
+	    "which envctl cannot decrypt (used at pb.yaml:6 in '{{ secret | "
+	    "default('x') }}')\n"
+	    "gpu-03: hosts.yaml:9:20: variable 'nested_undef': undefined "
+	    "variable 'nope' (used at pb.yaml:7 in '{{ nested_undef }}')\n"
+	    "gpu-03: hosts.yaml:12:22: variable "
+	    "'hostvars['gpu-03']['from_default']': undefined variable 'dflt'; "
+	    "through hostvars Ansible would keep the template's text "
+	    "unexpanded (used at pb.yaml:8 in '{{ "
+	    "hostvars['gpu-03'].from_default }}')\n"
+	    "gpu-03: pb.yaml:9:7: undefined variable 'nope'\n");
+	ck_assert_ptr_null(d.vars[0].value);
+	desired_release(&d);
+	buf_release(&errs);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -986,6 +1466,7 @@ main(void)
 	TCase *env = tcase_create("env");
 	TCase *file = tcase_create("file");
 	TCase *block = tcase_create("block");
+	TCase *des = tcase_create("desired");
 	SRunner *sr;
 	int failed;
 
@@ -1019,6 +1500,12 @@ main(void)
 	tcase_add_test(block, test_block_invalid);
 	tcase_add_test(block, test_block_cap);
 	suite_add_tcase(s, block);
+
+	tcase_add_test(des, test_desired_values);
+	tcase_add_test(des, test_desired_errors);
+	tcase_add_test(des, test_desired_oracle);
+	tcase_set_timeout(des, 120);
+	suite_add_tcase(s, des);
 
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -202,6 +202,51 @@ START_TEST(test_alias_bomb)
 }
 END_TEST
 
+/*
+ * Nesting is capped, so that a small file nested deep is refused at once
+ * (a 300 KB value nested 150,000 deep used to take over a minute).
+ */
+START_TEST(test_depth)
+{
+	struct buf b = ENVCTL_BUF_INIT;
+	struct ydoc *doc;
+	char *msg;
+	int i;
+
+	for (i = 0; i < 1000; i++)
+		buf_addch(&b, '[');
+	for (i = 0; i < 1000; i++)
+		buf_addch(&b, ']');
+	doc = load_ok(b.data);
+	ck_assert_int_eq(doc->root->type, ENVCTL_YSEQ);
+	ydoc_free(doc);
+	buf_reset(&b);
+	buf_addstr(&b, "a: ");
+	for (i = 0; i < 150000; i++)
+		buf_addch(&b, '[');
+	msg = load_fail(b.data, ENVCTL_ETOOBIG);
+	ck_assert_str_eq(msg, "t.yaml:1:1003: nested more than 1000 levels "
+	    "deep\n");
+	free(msg);
+	/* Aliases of a deep node still count every node they stand for. */
+	buf_reset(&b);
+	buf_addstr(&b, "a: &a ");
+	for (i = 0; i < 900; i++)
+		buf_addch(&b, '[');
+	for (i = 0; i < 900; i++)
+		buf_addch(&b, ']');
+	buf_addstr(&b, "\nb: [");
+	for (i = 0; i < 3000; i++)
+		buf_addstr(&b, "*a, ");
+	buf_addstr(&b, "]\n");
+	msg = load_fail(b.data, ENVCTL_ETOOBIG);
+	ck_assert_ptr_nonnull(strstr(msg, "more than 2000000 nodes after "
+	    "expanding aliases"));
+	free(msg);
+	buf_release(&b);
+}
+END_TEST
+
 START_TEST(test_many_anchors)
 {
 	struct buf b = ENVCTL_BUF_INIT;
@@ -582,6 +627,7 @@ main(void)
 	tcase_add_test(tc, test_recursive_alias);
 	tcase_add_test(tc, test_alias_bomb);
 	tcase_add_test(tc, test_many_anchors);
+	tcase_add_test(tc, test_depth);
 	tcase_add_test(tc, test_duplicate_key);
 	tcase_add_test(tc, test_malformed);
 	tcase_add_test(tc, test_files);

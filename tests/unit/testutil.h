@@ -49,5 +49,20 @@ const char *tu_envctl(void);
  * else /usr/bin/python3 when present, else "python3".
  */
 const char *tu_python(void);
+/*
+ * Reports that test cannot run here (a prerequisite such as ansible is
+ * missing): under CI=true the test fails; elsewhere it prints "SKIP test:
+ * why", which tests/run-unit counts as skipped, and the caller returns.
+ */
+void	 tu_skip(const char *test, const char *why);
+/*
+ * Runs one of Ansible's programs (argv[0] an absolute path) with the extra
+ * environment entries (NULL-ended; may be NULL) in a private HOME and
+ * temp dir with an empty ansible.cfg, so that nothing of this machine's
+ * changes what it reads.  Returns 0 with r filled (tu_run_free() it), or
+ * 1 after tu_skip(test, ...) when Ansible is not installed.
+ */
+int	 tu_ansible(struct tu_run *r, const char *test, char *const argv[],
+	    char *const *extra);
 
 #endif
