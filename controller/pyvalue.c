@@ -37,9 +37,8 @@
  * - "\N{...}" needs Unicode's name table, which envctl does not carry:
  *   refused.  A tuple as a dict key is refused (keys are scalars).
  * A tuple is a sequence tagged PV_TUPLE_TAG ("!envctl-tuple") so that
- * repr() and str() print "(1, 2)" as Python does; floats are printed with
- * the shortest digits that read back, the nearest when two lengths tie
- * (yamldoc's float_repr can print 17 digits just above a power of two).
+ * repr() and str() print "(1, 2)" as Python does; floats are printed by
+ * yfloat_repr() (yamldoc.h), as Python's repr().
  * A TypeError (unhashable key) is ENVCTL_EINVALID: Ansible does not catch
  * it, so the whole source fails.  When text this reader does not parse
  * (a name, another operator) follows such a key, Python's answer is either
@@ -229,95 +228,6 @@ scalar(struct pv *p, enum yscalar_kind kind, const char *s, size_t len)
 /* --- numbers ----------------------------------------------------------- */
 
 /*
- * Python's repr() of a finite double: the shortest digits that read back
- * as d, the nearest to d when several do.  The correctly rounded digits
- * at a length can miss where the neighbour on the other side fits (just
- * above a power of two, where the gap below is half the gap above).
- */
-static void
-float_digits(double d, char *digits, size_t size, int *exp10)
-{
-	char s[64], t[64], *e, *w;
-	unsigned long long m, cand;
-	int prec, x = 0, k;
-	size_t n;
-
-	for (prec = 1; prec <= 17; prec++) {
-		snprintf(s, sizeof(s), "%.*e", prec - 1, d);
-		e = strchr(s, 'e');
-		x = (int)strtol(e + 1, NULL, 10);
-		m = 0;
-		for (w = s; w < e; w++)
-			if (*w >= '0' && *w <= '9')
-				m = m * 10 + (unsigned long long)(*w - '0');
-		if (strtod(s, NULL) == d)
-			break;
-		/* At most one neighbour can read back when m does not. */
-		for (k = -1; k <= 1; k += 2) {
-			cand = k < 0 ? m - 1 : m + 1;
-			snprintf(t, sizeof(t), "%llue%d", cand, x - (prec - 1));
-			if (strtod(t, NULL) == d)
-				break;
-		}
-		if (k <= 1) {
-			/* 999 + 1 gains a digit, 1000 - 1 loses one. */
-			snprintf(t, sizeof(t), "%llu", cand);
-			x += (int)strlen(t) - prec;
-			m = cand;
-			break;
-		}
-	}
-	snprintf(digits, size, "%llu", m);
-	*exp10 = x;
-	n = strlen(digits);
-	while (n > 1 && digits[n - 1] == '0')
-		digits[--n] = '\0';
-}
-
-/* Appends repr(d): "1.0", "1e+16", "1.5e-05", "inf", "nan", "-0.0". */
-static int
-float_repr(struct buf *out, double d)
-{
-	char digits[32];
-	int x, n, r, k;
-
-	if (isnan(d))
-		return buf_addstr(out, "nan");
-	if (isinf(d))
-		return buf_addstr(out, d < 0 ? "-inf" : "inf");
-	r = signbit(d) ? buf_addch(out, '-') : 0;
-	d = fabs(d);
-	if (r == 0 && d == 0)
-		return buf_addstr(out, "0.0");
-	if (r != 0)
-		return r;
-	float_digits(d, digits, sizeof(digits), &x);
-	n = (int)strlen(digits);
-	if (x < -4 || x >= 16) {
-		r = buf_addch(out, digits[0]);
-		if (r == 0 && n > 1)
-			r = buf_addf(out, ".%s", digits + 1);
-		if (r == 0)
-			r = buf_addf(out, "e%c%02d", x < 0 ? '-' : '+', abs(x));
-		return r;
-	}
-	if (x < 0) {
-		r = buf_addstr(out, "0.");
-		for (k = 0; r == 0 && k < -x - 1; k++)
-			r = buf_addch(out, '0');
-		return r == 0 ? buf_addstr(out, digits) : r;
-	}
-	if (n <= x + 1) {
-		r = buf_addstr(out, digits);
-		for (k = n; r == 0 && k < x + 1; k++)
-			r = buf_addch(out, '0');
-		return r == 0 ? buf_addstr(out, ".0") : r;
-	}
-	r = buf_add(out, digits, (size_t)x + 1);
-	return r == 0 ? buf_addf(out, ".%s", digits + x + 1) : r;
-}
-
-/*
  * Converts the digits of base (underscores skipped) to canonical decimal
  * text in out; ENVCTL_ETOOBIG past PV_MAX_DIGITS decimal digits.
  */
@@ -486,7 +396,7 @@ number(struct pv *p, struct pv_val *v)
 		v->kind = PV_FLOAT;
 		d = strtod(text.data, NULL);
 		buf_reset(&text);
-		float_repr(&text, d);
+		yfloat_repr(&text, d);
 		v->node = scalar(p, ENVCTL_YFLOAT, text.data, text.len);
 		goto out;
 	}
@@ -1844,7 +1754,7 @@ scalar_out(struct buf *out, const struct ynode *n, int repr, struct err *err)
 		/* yscalar_text() reads every YAML form; printed here again
 		 * with the shortest digits. */
 		if ((r = yscalar_text(&tmp, n, err)) == 0)
-			r = float_repr(out, strtod(tmp.data, NULL));
+			r = yfloat_repr(out, strtod(tmp.data, NULL));
 		buf_release(&tmp);
 		return r;
 	default:

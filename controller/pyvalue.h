@@ -25,8 +25,10 @@ struct ynode;
  * Reads s (len bytes) as ast.literal_eval(s) would into *out, its nodes
  * made in doc at line:col.  ENVCTL_EPARSE when Python would raise
  * ValueError or SyntaxError (Ansible then keeps the text as a string),
- * ENVCTL_EUNSUPPORTED for a literal envctl cannot represent (message names
- * it), ENVCTL_ETOOBIG past 200 levels of nesting.
+ * ENVCTL_EINVALID when it would raise TypeError (an unhashable dict key:
+ * Ansible does not catch it, so the source fails), ENVCTL_EUNSUPPORTED
+ * for a literal envctl cannot represent (message names it), ENVCTL_ETOOBIG
+ * from 200 levels of nesting or 1000 chained signs.
  */
 int	pyvalue_parse(struct ydoc *doc, const char *s, size_t len, int line,
 	    int col, struct ynode **out, struct err *err);

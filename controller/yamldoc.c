@@ -863,32 +863,95 @@ yscalar_int(const struct ynode *n, long long *out)
 	return 0;
 }
 
-/* Python's repr() of a finite double: shortest round-trip digits. */
-static int
-float_repr(struct buf *out, double d)
+/*
+ * Python's repr() of a finite double: the shortest digits that read back
+ * as d, the nearest to d when several do.  The correctly rounded digits
+ * at a length can miss where the neighbour on the other side fits (just
+ * above a power of two, where the gap below is half the gap above).
+ */
+static void
+float_digits(double d, char *digits, size_t size, int *exp10)
 {
-	char digits[64], *e;
-	int prec, exp10;
+	char s[64], t[64], *e, *w;
+	unsigned long long m, cand;
+	int prec, x = 0, k;
+	size_t n;
 
 	for (prec = 1; prec <= 17; prec++) {
-		snprintf(digits, sizeof(digits), "%.*e", prec - 1, d);
-		if (strtod(digits, NULL) == d)
+		snprintf(s, sizeof(s), "%.*e", prec - 1, d);
+		e = strchr(s, 'e');
+		x = (int)strtol(e + 1, NULL, 10);
+		m = 0;
+		for (w = s; w < e; w++)
+			if (*w >= '0' && *w <= '9')
+				m = m * 10 + (unsigned long long)(*w - '0');
+		if (strtod(s, NULL) == d)
 			break;
+		/* At most one neighbour can read back when m does not. */
+		for (k = -1; k <= 1; k += 2) {
+			cand = k < 0 ? m - 1 : m + 1;
+			snprintf(t, sizeof(t), "%llue%d", cand, x - (prec - 1));
+			if (strtod(t, NULL) == d)
+				break;
+		}
+		if (k <= 1) {
+			/* 999 + 1 gains a digit, 1000 - 1 loses one. */
+			snprintf(t, sizeof(t), "%llu", cand);
+			x += (int)strlen(t) - prec;
+			m = cand;
+			break;
+		}
 	}
-	e = strchr(digits, 'e');
-	exp10 = (int)strtol(e + 1, NULL, 10);
-	if (exp10 < -4 || exp10 >= 16) {
-		/* Python prints 1e+16 and 1.5e-05: mantissa, sign, 2 digits. */
-		*e = '\0';
-		return buf_addf(out, "%se%c%02d", digits, exp10 < 0 ? '-' : '+',
-		    abs(exp10));
-	}
-	snprintf(digits, sizeof(digits), "%.*f",
-	    prec - 1 - exp10 > 0 ? prec - 1 - exp10 : 0, d);
-	if (strchr(digits, '.') == NULL)
-		return buf_addf(out, "%s.0", digits);
-	return buf_addstr(out, digits);
+	snprintf(digits, size, "%llu", m);
+	*exp10 = x;
+	n = strlen(digits);
+	while (n > 1 && digits[n - 1] == '0')
+		digits[--n] = '\0';
 }
+
+/* Appends repr(d): "1.0", "1e+16", "1.5e-05", "inf", "nan", "-0.0". */
+int
+yfloat_repr(struct buf *out, double d)
+{
+	char digits[32];
+	int x, n, r, k;
+
+	if (isnan(d))
+		return buf_addstr(out, "nan");
+	if (isinf(d))
+		return buf_addstr(out, d < 0 ? "-inf" : "inf");
+	r = signbit(d) ? buf_addch(out, '-') : 0;
+	d = fabs(d);
+	if (r == 0 && d == 0)
+		return buf_addstr(out, "0.0");
+	if (r != 0)
+		return r;
+	float_digits(d, digits, sizeof(digits), &x);
+	n = (int)strlen(digits);
+	if (x < -4 || x >= 16) {
+		r = buf_addch(out, digits[0]);
+		if (r == 0 && n > 1)
+			r = buf_addf(out, ".%s", digits + 1);
+		if (r == 0)
+			r = buf_addf(out, "e%c%02d", x < 0 ? '-' : '+', abs(x));
+		return r;
+	}
+	if (x < 0) {
+		r = buf_addstr(out, "0.");
+		for (k = 0; r == 0 && k < -x - 1; k++)
+			r = buf_addch(out, '0');
+		return r == 0 ? buf_addstr(out, digits) : r;
+	}
+	if (n <= x + 1) {
+		r = buf_addstr(out, digits);
+		for (k = n; r == 0 && k < x + 1; k++)
+			r = buf_addch(out, '0');
+		return r == 0 ? buf_addstr(out, ".0") : r;
+	}
+	r = buf_add(out, digits, (size_t)x + 1);
+	return r == 0 ? buf_addf(out, ".%s", digits + x + 1) : r;
+}
+
 
 /* The value of a float scalar, computed as PyYAML's construct_yaml_float. */
 static double
@@ -980,11 +1043,7 @@ scalar_text(struct buf *out, const struct ynode *n, struct err *err)
 		    n->col, "invalid integer '%s'", n->str);
 	case ENVCTL_YFLOAT:
 		d = float_value(n);
-		if (isnan(d))
-			return buf_addstr(out, "nan");
-		if (isinf(d))
-			return buf_addstr(out, d < 0 ? "-inf" : "inf");
-		return float_repr(out, d);
+		return yfloat_repr(out, d);
 	case ENVCTL_YSTR:
 		break;
 	}

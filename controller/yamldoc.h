@@ -121,6 +121,12 @@ enum yscalar_kind yscalar_kind(const struct ynode *n);
  * ENVCTL_ETOOBIG past out's cap (out is then left as it was).
  */
 int	yscalar_text(struct buf *out, const struct ynode *n, struct err *err);
+/*
+ * Appends Python's repr() of d: the shortest digits that read back as d
+ * ("1.0", "1e+16", "1.5e-05", "inf", "nan", "-0.0").  ENVCTL_ETOOBIG
+ * past out's cap.
+ */
+int	yfloat_repr(struct buf *out, double d);
 /* Reads a YAML 1.1 boolean into *out; ENVCTL_EINVALID when n is none. */
 int	yscalar_bool(const struct ynode *n, int *out);
 /* Reads a YAML 1.1 integer into *out; ENVCTL_EINVALID when n is none. */

@@ -1294,8 +1294,8 @@ START_TEST(test_auto_system)
 
 	if (lstat(link, &st) != 0 || !S_ISLNK(st.st_mode) ||
 	    access("/usr/bin/python3", X_OK) != 0) {
-		fprintf(stderr, "check_agent: no Debian %s here, skipped\n",
-		    link);
+		tu_skip("check_agent", "no Debian python3 sitecustomize "
+		    "symlink here");
 		return;
 	}
 	reply = ask(read_req("/usr/bin/python3", NULL));
@@ -2169,8 +2169,7 @@ START_TEST(test_cache_other_owner)
 	char *self;
 
 	if (geteuid() != 0) {
-		fprintf(stderr, "check_agent: test_cache_other_owner needs "
-		    "root, skipped\n");
+		tu_skip("test_cache_other_owner", "needs root");
 		return;
 	}
 	agent_cache();

@@ -276,12 +276,7 @@ fleet_teardown(void)
 
 #define REQUIRE_FLEET() do {						\
 	if (skip_reason != NULL) {					\
-		const char *ci_ = getenv("CI");				\
-		if (ci_ != NULL && strcmp(ci_, "true") == 0)		\
-			ck_abort_msg("%s (mandatory under CI=true)",	\
-			    skip_reason);				\
-		fprintf(stderr, "check_transport: %s: skipped: %s\n",	\
-		    __func__, skip_reason);				\
+		tu_skip(__func__, skip_reason);				\
 		return;							\
 	}								\
 } while (0)

@@ -410,6 +410,9 @@ static const struct {
 	{ "1:60", ENVCTL_YSTR, "1:60", "str" },
 	{ "09:30", ENVCTL_YSTR, "09:30", "str" },
 	{ "4194304", ENVCTL_YINT, "4194304", "int" },
+	/* Just above a power of two the shortest digits are not %.16e's. */
+	{ "7.120236347223045e-307", ENVCTL_YFLOAT, "7.120236347223045e-307",
+	    "float" },
 	{ "99999999999999999999", ENVCTL_YINT, "99999999999999999999",
 	    "int" },
 	{ "-1_000_000_000_000_000_000_000", ENVCTL_YINT,
@@ -511,13 +514,8 @@ START_TEST(test_typing_pyyaml)
 	argv[3] = path;
 	tu_run(&r, argv, NULL, NULL, 0);
 	if (r.status == 77 || r.status == 127) {
-		const char *ci = getenv("CI");
-
-		if (ci != NULL && strcmp(ci, "true") == 0)
-			ck_abort_msg("python3 with PyYAML (python3-yaml) is "
-			    "needed under CI=true");
-		fprintf(stderr, "check_yamldoc: no PyYAML, comparison "
-		    "skipped\n");
+		tu_skip("test_typing_pyyaml", "no python3 with PyYAML "
+		    "(python3-yaml) to compare with");
 		goto out;
 	}
 	ck_assert_msg(r.status == 0, "python3 failed: %s", r.errout);
