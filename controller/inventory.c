@@ -2223,6 +2223,16 @@ finish(struct inventory **out, struct invb *l, const char *varsdir)
 			parse_connection(l, &inv->hosts[i]);
 		finish_seen(l);
 	}
+	if (ntab_get(&inv->hosttab, "all", &i)) {
+		/* Ansible takes it: then every run selects that host alone. */
+		if (l->first == 0)
+			l->first = ENVCTL_EINVALID;
+		err_addat(l->err, ENVCTL_EINVALID, inv->hosts[i].file, 0, 0,
+		    "a host named 'all' would make the pattern 'all', the "
+		    "default, select that host alone (Ansible warns 'Found "
+		    "both group and host with same name: all' and does so); "
+		    "rename the host");
+	}
 	if (inv->nhosts == 0 && l->first == 0) {
 		l->first = ENVCTL_EINVALID;
 		err_addat(l->err, ENVCTL_EINVALID, inv->path, 0, 0,

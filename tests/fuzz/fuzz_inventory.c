@@ -1,8 +1,9 @@
 /*
- * fuzz_inventory.c - Ansible YAML inventories and host patterns (-l).
+ * fuzz_inventory.c - Ansible inventories (YAML, INI, --list JSON) and host
+ * patterns (-l).
  *
  * The input's first line is a host pattern, the rest an inventory, as an
- * operator writes them; both go through libyaml, the loader (groups,
+ * operator writes them; both go through the readers, the loader (groups,
  * children, ranges, precedence, types) and hostpattern_select().
  *
  * Properties: a load fails only with the codes inventory.h names, and its

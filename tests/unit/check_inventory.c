@@ -426,6 +426,12 @@ START_TEST(test_structure_errors)
 	    "be an integer, got a string 'high'\n"
 	    "hosts.yaml:24:5: group name '42' must be a string, got an "
 	    "integer (quote it)\n");
+	/* Ansible would then select that host alone for 'all'. */
+	load_fail("all:\n  hosts:\n    all:\n    gpu-01:\n", ENVCTL_EINVALID,
+	    "hosts.yaml: a host named 'all' would make the pattern 'all', "
+	    "the default, select that host alone (Ansible warns 'Found both "
+	    "group and host with same name: all' and does so); rename the "
+	    "host\n");
 	/* Not a YAML mapping: INI is tried, as Ansible's plugins are. */
 	load_fail("[all, gpu]\n", ENVCTL_EPARSE,
 	    "hosts.yaml:1:1: invalid section entry: '[all, gpu]' (no spaces "
