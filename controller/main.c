@@ -53,12 +53,15 @@ usage(int to_stderr)
 	    "envctl keeps the Python sitecustomize.py of every host in a GPU "
 	    "fleet at the\n"
 	    "CUDA / NCCL environment a playbook describes.  INVENTORY is an "
-	    "Ansible YAML\n"
-	    "inventory; the playbook defaults to cuda13-nccl.\n"
+	    "Ansible\n"
+	    "inventory (YAML, INI, a directory, a script, group_vars/), read "
+	    "as\n"
+	    "ansible-inventory reads it; the playbook defaults to "
+	    "cuda13-nccl.\n"
 	    "\n"
 	    "commands:\n");
 	for (i = 0; i < NCOMMANDS; i++)
-		buf_addf(&b, "    %-10s%s\n", commands[i].name,
+		buf_addf(&b, "    %-11s%s\n", commands[i].name,
 		    commands[i].summary);
 	buf_addstr(&b,
 	    "\n"
@@ -75,6 +78,8 @@ usage(int to_stderr)
 	    "validate everything, offline\n"
 	    "    envctl render hosts.yaml --host gpu-01  "
 	    "the file gpu-01 should have\n"
+	    "    envctl inventory hosts.ini --list       "
+	    "what envctl read, as ansible-inventory\n"
 	    "\n"
 	    "exit status: 0 ok, 1 failure or bad input, 2 changes pending, "
 	    "64 usage error.\n"

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/buf.h"
 #include "common/xmalloc.h"
 #include "controller/hash.h"
 #include "testutil.h"
@@ -583,6 +584,63 @@ END_TEST
  * envctl inventory: one of --list, --host, --graph; --help teaches and
  * every option it shows is in envctl(1); --limit filters the hosts.
  */
+/*
+ * Every command of envctl --help is in envctl(1), and so is every option
+ * its own --help lists (git's t0450): the two cannot drift apart.
+ */
+START_TEST(test_help_matches_man)
+{
+	struct tu_run r, c;
+	struct buf missing = ENVCTL_BUF_INIT;
+	char *man_path = tu_srcpath("docs/envctl.1"), *man, *line, *next;
+	char *cmd, *opt, *p, *q;
+	size_t len, ncmds = 0;
+
+	man = tu_read(man_path, &len);
+	ck_assert_ptr_nonnull(man);
+	envctl(&r, "--help", NULL, NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(r.status, 0);
+	line = strstr(r.out, "\ncommands:\n");
+	ck_assert_ptr_nonnull(line);
+	for (line = strchr(line + 1, '\n') + 1; strncmp(line, "    ", 4) == 0;
+	    line = next) {
+		next = strchr(line, '\n') + 1;
+		for (p = line + 4; *p != ' ' && *p != '\n'; p++)
+			;
+		cmd = xstrndup(line + 4, (size_t)(p - line - 4));
+		opt = xasprintf(".Cm %s\n", cmd);
+		if (strstr(man, opt) == NULL)
+			buf_addf(&missing, "command %s; ", cmd);
+		free(opt);
+		envctl(&c, cmd, "--help", NULL, NULL, NULL, NULL);
+		ck_assert_msg(c.status == 0, "envctl %s --help: %s", cmd,
+		    c.errout);
+		for (p = strstr(c.out, "--"); p != NULL; p = strstr(q, "--")) {
+			for (q = p + 2; (*q >= 'a' && *q <= 'z') || *q == '-';
+			    q++)
+				;
+			if (q == p + 2)
+				continue;
+			opt = xasprintf("Fl -%.*s", (int)(q - p - 2), p + 2);
+			if (strstr(man, opt) == NULL)
+				buf_addf(&missing, "%s's --%.*s; ", cmd,
+				    (int)(q - p - 2), p + 2);
+			free(opt);
+		}
+		tu_run_free(&c);
+		free(cmd);
+		ncmds++;
+	}
+	ck_assert_uint_ge(ncmds, 9);
+	ck_assert_msg(missing.len == 0, "not in docs/envctl.1: %s",
+	    missing.data);
+	tu_run_free(&r);
+	buf_release(&missing);
+	free(man);
+	free(man_path);
+}
+END_TEST
+
 START_TEST(test_inventory_command)
 {
 	struct tu_run r;
@@ -683,6 +741,7 @@ main(void)
 	tcase_add_test(tc, test_plan_local_connection);
 	tcase_add_test(tc, test_usage_and_exit_codes);
 	tcase_add_test(tc, test_inventory_command);
+	tcase_add_test(tc, test_help_matches_man);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
