@@ -900,6 +900,11 @@ add_member(struct invb *b, size_t g, const char *name, const struct ynode *at,
 	size_t h;
 
 	*isnew = 0;
+	if (*name == '\0') {
+		/* As Ansible's add_host, for every reader. */
+		report(b, ENVCTL_EINVALID, at, "invalid empty host name");
+		return ENVCTL_INVB_NONE;
+	}
 	if (inv->nhosts >= ENVCTL_INVENTORY_MAX_HOSTS &&
 	    !ntab_get(&inv->hosttab, name, &h)) {
 		if (!b->toomany)

@@ -426,6 +426,18 @@ START_TEST(test_structure_errors)
 	    "be an integer, got a string 'high'\n"
 	    "hosts.yaml:24:5: group name '42' must be a string, got an "
 	    "integer (quote it)\n");
+	/* Every reader refuses an empty host name, as Ansible's add_host. */
+	{
+		static const char ini[] = "0-0\n''''\n";
+		struct err e = ENVCTL_ERR_INIT;
+		struct inventory *inv;
+
+		ck_assert_int_eq(inventory_load_string(&inv, ini,
+		    sizeof(ini) - 1, "hosts.ini", &e), ENVCTL_EINVALID);
+		ck_assert_str_eq(e.msg, "invalid empty host name");
+		ck_assert_int_eq(e.line, 2);
+		err_release(&e);
+	}
 	/* Ansible would then select that host alone for 'all'. */
 	load_fail("all:\n  hosts:\n    all:\n    gpu-01:\n", ENVCTL_EINVALID,
 	    "hosts.yaml: a host named 'all' would make the pattern 'all', "
