@@ -18,6 +18,7 @@
 #include "common/fdio.h"
 #include "common/proto.h"
 #include "common/xmalloc.h"
+#include "target.h"
 
 #define ID_TRIES	1000
 #define JSON_SUFFIX	".json"
@@ -469,29 +470,102 @@ remove_leftovers(const struct backup_store *bs, struct err *err)
 	return r;
 }
 
+/* 1 when a and b record the same mode, uid and gid (null when absent). */
+static int
+same_owner_mode(const json_t *a, const json_t *b)
+{
+	static const char *const keys[] = { "mode", "uid", "gid" };
+	size_t i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!json_equal(json_object_get(a, keys[i]),
+		    json_object_get(b, keys[i])))
+			return 0;
+	return 1;
+}
+
+/*
+ * 1 when backups a and b hold the same version (see backup.h); the
+ * metadata decides a difference, the bytes decide sameness, so a digest
+ * that a controller got wrong cannot make two versions one.
+ */
+static int
+same_version(const struct backup_store *bs, const json_t *a,
+    const json_t *b)
+{
+	const json_t *sa = json_object_get(a, "sha256");
+	const json_t *sb = json_object_get(b, "sha256");
+	struct buf x, y;
+	int absent = json_is_true(json_object_get(a, "absent")), same;
+
+	if (absent != json_is_true(json_object_get(b, "absent")))
+		return 0;
+	if (absent)
+		return 1;
+	if (!json_equal(json_object_get(a, "size"), json_object_get(b,
+	    "size")) || !same_owner_mode(a, b) || (json_is_string(sa) &&
+	    json_is_string(sb) && !json_equal(sa, sb)))
+		return 0;
+	buf_init(&x, ENVCTL_TARGET_MAX);
+	buf_init(&y, ENVCTL_TARGET_MAX);
+	same = backup_load(&x, bs, a, NULL) == 0 &&
+	    backup_load(&y, bs, b, NULL) == 0 && x.len == y.len &&
+	    (x.len == 0 || memcmp(x.data, y.data, x.len) == 0);
+	buf_release(&x);
+	buf_release(&y);
+	return same;
+}
+
 int
 backup_prune(struct backup_store *bs, size_t keep, struct err *err)
 {
-	json_t *list = NULL;
-	char *id;
-	int r;
+	json_t *list = NULL, *m;
+	char **doomed = NULL;
+	size_t i, j, nkept = 0, n = 0, total;
+	size_t *kept = NULL;
+	char *keepit = NULL;
+	int r, dup;
 
 	if (bs->fd < 0)
 		return 0;
 	if ((r = backup_list(&list, NULL, bs, err)) != 0)
 		goto out;
+	total = json_array_size(list);
+	kept = xcalloc(total + 1, sizeof(*kept));
+	keepit = xcalloc(total + 1, 1);
+	doomed = xcalloc(total + 1, sizeof(*doomed));
 	/*
-	 * Oldest first; each deletion shortens the listing and frees the
-	 * entry, so the id is copied first.
+	 * Newest first, the newest backup of each of the keep most recent
+	 * versions must stay; the slots left up to keep go to the newest of
+	 * the others (older copies of a kept version).
 	 */
-	while (json_array_size(list) > keep) {
-		id = xstrdup(json_string_value(json_object_get(
-		    json_array_get(list, json_array_size(list) - 1), "id")));
-		r = backup_delete(bs, id, err);
-		free(id);
-		if (r != 0)
-			goto out;
+	json_array_foreach(list, i, m) {
+		dup = 0;
+		for (j = 0; j < nkept && !dup; j++)
+			dup = same_version(bs, json_array_get(list, kept[j]),
+			    m);
+		if (!dup && nkept < keep) {
+			kept[nkept++] = i;
+			keepit[i] = 1;
+		}
 	}
+	for (i = 0; i < total && nkept < keep; i++)
+		if (!keepit[i]) {
+			keepit[i] = 1;
+			nkept++;
+		}
+	/* The ids are copied first: each deletion shortens the listing. */
+	for (i = 0; i < total; i++)
+		if (!keepit[i])
+			doomed[n++] = xstrdup(json_string_value(
+			    json_object_get(json_array_get(list, i), "id")));
+	/* Oldest first. */
+	while (n > 0 && r == 0) {
+		r = backup_delete(bs, doomed[n - 1], err);
+		free(doomed[--n]);
+	}
+	if (r != 0)
+		goto out;
 	/*
 	 * No fsync: a removal lost in a crash leaves a backup the next prune
 	 * removes, or (metadata gone first) a leftover it removes; neither
@@ -499,6 +573,11 @@ backup_prune(struct backup_store *bs, size_t keep, struct err *err)
 	 */
 	r = remove_leftovers(bs, err);
 out:
+	while (n > 0)
+		free(doomed[--n]);
+	free(doomed);
+	free(kept);
+	free(keepit);
 	json_decref(list);
 	return r;
 }
@@ -664,5 +743,59 @@ out:
 	free(tmp);
 	free(name);
 	free(text);
+	return r;
+}
+
+/* 1 when backup meta holds what bi describes (see same_version()). */
+static int
+holds(const struct backup_store *bs, const json_t *meta,
+    const struct backup_info *bi)
+{
+	struct buf b;
+	int same;
+
+	if (json_is_true(json_object_get(meta, "absent")) || !bi->exists)
+		return json_is_true(json_object_get(meta, "absent")) &&
+		    !bi->exists;
+	if (json_integer_value(json_object_get(meta, "size")) !=
+	    (json_int_t)bi->len ||
+	    json_integer_value(json_object_get(meta, "mode")) !=
+	    (json_int_t)(bi->mode & 07777) ||
+	    json_integer_value(json_object_get(meta, "uid")) !=
+	    (json_int_t)bi->uid ||
+	    json_integer_value(json_object_get(meta, "gid")) !=
+	    (json_int_t)bi->gid)
+		return 0;
+	buf_init(&b, ENVCTL_TARGET_MAX);
+	same = backup_load(&b, bs, meta, NULL) == 0 && b.len == bi->len &&
+	    (b.len == 0 || memcmp(b.data, bi->data, b.len) == 0);
+	buf_release(&b);
+	return same;
+}
+
+int
+backup_save(json_t **meta, int *made, struct backup_store *bs,
+    const struct backup_info *bi, struct err *err)
+{
+	json_t *list = NULL;
+	int r;
+
+	*meta = NULL;
+	*made = 0;
+	if ((r = backup_list(&list, NULL, bs, err)) != 0)
+		return r;
+	/*
+	 * Only the newest counts: a version that came back after another
+	 * is a new entry of the history, and pruning drops its older copy.
+	 */
+	if (json_array_size(list) > 0 && holds(bs, json_array_get(list, 0),
+	    bi)) {
+		*meta = json_incref(json_array_get(list, 0));
+		json_decref(list);
+		return 0;
+	}
+	json_decref(list);
+	if ((r = backup_create(meta, bs, bi, err)) == 0)
+		*made = 1;
 	return r;
 }

@@ -9,7 +9,9 @@
  * old SHA-256 (or "absent"), with "-2", "-3"... when taken; "seq" in the
  * metadata orders backups (newest: highest).  ID.json is written last,
  * through a temp and a rename, so a backup is there exactly when its
- * ID.json is: listing ignores leftovers and pruning removes them.  Callers
+ * ID.json is: listing ignores leftovers and pruning removes them.  Two
+ * backups are the same version when both record an absent file, or the
+ * same bytes, mode, uid and gid (bytes compared, not digests).  Callers
  * hold the target's lock (lock.h) while they change a store.  An open
  * store reads the metadata once: later listings, backup_create() and
  * backup_prune() use and update that listing.
@@ -70,6 +72,14 @@ void	backup_close(struct backup_store *bs);
 int	backup_create(json_t **meta, struct backup_store *bs,
 	    const struct backup_info *bi, struct err *err);
 /*
+ * As backup_create(), unless the newest backup already holds the version
+ * bi describes: then *meta is that backup's metadata and *made 0 (else
+ * 1).  A caller that undoes its change deletes the backup only when it
+ * made it.
+ */
+int	backup_save(json_t **meta, int *made, struct backup_store *bs,
+	    const struct backup_info *bi, struct err *err);
+/*
  * The complete backups' metadata in *list, newest first; *ignored (may be
  * NULL) gets {name, reason} objects for damaged ones.  Both are new
  * references to the store's own listing: read them, do not change them.
@@ -87,8 +97,11 @@ char	*backup_path(const struct backup_store *bs, const char *id);
 int	backup_load(struct buf *data, const struct backup_store *bs,
 	    const json_t *meta, struct err *err);
 /*
- * Keeps the newest keep backups, removes the others (metadata first, then
- * data) and every leftover of an interrupted backup.  ENVCTL_ESYS.
+ * Keeps at most keep backups: the newest of each of the keep most recent
+ * distinct versions, then, in the slots left, the newest older copies of
+ * those; removes the others (metadata first, then data) and every
+ * leftover of an interrupted backup.  A backup that cannot be read for
+ * the comparison counts as distinct.  ENVCTL_ESYS.
  */
 int	backup_prune(struct backup_store *bs, size_t keep, struct err *err);
 /* Removes one backup (after a failed install); ENVCTL_ESYS. */

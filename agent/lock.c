@@ -11,8 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "account.h"
 #include "backup.h"
 #include "common/err.h"
+#include "common/lockfile.h"
 #include "common/xmalloc.h"
 
 #define WHO_MAX	512
@@ -37,47 +39,9 @@ now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/*
- * Makes dir (one level) when missing; 0 when it is a directory that only
- * root or we can change, -1 with errno otherwise.
- */
-static int
-trusted_dir(const char *dir)
-{
-	struct stat st;
-
-	if (mkdir(dir, 0755) == 0)
-		chmod(dir, 0755);	/* whatever the umask */
-	else if (errno != EEXIST)
-		return -1;
-	if (lstat(dir, &st) == -1)
-		return -1;
-	if (!S_ISDIR(st.st_mode) || (st.st_uid != 0 &&
-	    st.st_uid != geteuid()) || (st.st_mode & 022) != 0) {
-		errno = EPERM;
-		return -1;
-	}
-	return 0;
-}
-
-static int
-open_lock(const char *dir, const char *name, char **path)
-{
-	int fd;
-
-	*path = xasprintf("%s/%s", dir, name);
-	fd = open(*path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC |
-	    O_NOCTTY, 0644);
-	if (fd == -1) {
-		free(*path);
-		*path = NULL;
-	}
-	return fd;
-}
-
 /* What the lock file says about its holder, as one line. */
 static char *
-holder(int fd)
+record_text(int fd)
 {
 	char s[WHO_MAX];
 	ssize_t n;
@@ -92,6 +56,85 @@ holder(int fd)
 			s[i] = ' ';
 	s[n] = '\0';
 	return n > 0 ? xstrdup(s) : xstrdup("holder unknown");
+}
+
+/* The lock directory of this agent; NULL when it has none. */
+static char *
+default_dir(void)
+{
+	const char *home = getenv("HOME");
+	struct stat st;
+
+	if (geteuid() == 0)
+		return xstrdup(ENVCTL_LOCK_DIR);
+	/* Not our home (sudo -u keeps the login user's): the fallback. */
+	if (home == NULL || home[0] != '/' || home[1] == '\0' ||
+	    stat(home, &st) == -1 || st.st_uid != geteuid())
+		return NULL;
+	return xasprintf("%s/" ENVCTL_LOCK_USER_DIR, home);
+}
+
+/* Opens the lock file in dir (made when missing), else in the fallback. */
+static int
+open_lock(struct lock *lk, const struct lock_spec *s, const char *name,
+    struct err *err)
+{
+	struct err e = ENVCTL_ERR_INIT;
+	char *dir = s->dir != NULL ? xstrdup(s->dir) : default_dir();
+	int dfd = -1, r = ENVCTL_ESYS;
+
+	if (dir != NULL)
+		r = lockfile_dir(&dfd, dir, s->dir == NULL, &e);
+	if (r == ENVCTL_ESYS) {
+		/* It cannot be made (no parent, a read-only /var...). */
+		free(dir);
+		dir = xstrdup(s->fallback);
+		if ((r = backup_mkdirs(dir, err)) != 0)
+			goto out;
+		r = lockfile_dir(&dfd, dir, 0, err);
+	} else if (r != 0)
+		err_move(err, &e);
+	if (r == 0 && (r = lockfile_open(&lk->fd, dfd, dir, name, err)) == 0)
+		lk->path = xasprintf("%s/%s", dir, name);
+out:
+	if (dfd != -1)
+		close(dfd);
+	err_release(&e);
+	free(dir);
+	return r;
+}
+
+/*
+ * Who holds the lock, from /proc/locks: ENVCTL_ELOCKED with "'REAL' is
+ * locked by another envctl (RECORD)" when it is an agent whose record is
+ * in the file, else with its pid, user and command.
+ */
+static int
+held(const struct lock *lk, const char *real, struct err *err)
+{
+	struct lockfile_holder h;
+	char *rec = record_text(lk->fd), *user, *who;
+	int r;
+
+	if (lockfile_holder(&h, lk->fd) != 0)
+		r = err_set(err, ENVCTL_ELOCKED, "'%s' is locked by a "
+		    "process that /proc/locks does not show (its lock file "
+		    "says: %s)", real, rec);
+	else if (h.pid == lockfile_record_pid(lk->fd) &&
+	    strncmp(h.comm, "envctl-agent", 12) == 0)
+		r = err_set(err, ENVCTL_ELOCKED, "'%s' is locked by another "
+		    "envctl (%s)", real, rec);
+	else {
+		user = h.uid >= 0 ? account_user((uid_t)h.uid) : NULL;
+		who = lockfile_holder_str(&h, user);
+		r = err_set(err, ENVCTL_ELOCKED, "the lock of '%s' is held by "
+		    "%s, not by envctl", real, who);
+		free(user);
+		free(who);
+	}
+	lockfile_holder_release(&h);
+	free(rec);
+	return r;
 }
 
 /* Records who holds the lock; the content is only informative. */
@@ -121,26 +164,15 @@ record(int fd, const char *controller)
 int
 lock_acquire(struct lock *lk, const struct lock_spec *s, struct err *err)
 {
-	const char *dir = s->dir != NULL ? s->dir : ENVCTL_LOCK_DIR;
-	char *name = lock_name(s->real), *who;
+	char *name = lock_name(s->real);
 	long long deadline, left;
 	struct timespec ts;
 	int r = 0, e;
 
 	lk->fd = -1;
 	lk->path = NULL;
-	if (trusted_dir(dir) == 0)
-		lk->fd = open_lock(dir, name, &lk->path);
-	if (lk->fd == -1) {
-		if ((r = backup_mkdirs(s->fallback, err)) != 0)
-			goto out;
-		if ((lk->fd = open_lock(s->fallback, name, &lk->path)) ==
-		    -1) {
-			r = err_errno(err, ENVCTL_ESYS, errno, "cannot open "
-			    "the lock file '%s/%s'", s->fallback, name);
-			goto out;
-		}
-	}
+	if ((r = open_lock(lk, s, name, err)) != 0)
+		goto out;
 	deadline = now_ms() + s->timeout_ms;
 	for (;;) {
 		if (flock(lk->fd, LOCK_EX | LOCK_NB) == 0)
@@ -160,10 +192,7 @@ lock_acquire(struct lock *lk, const struct lock_spec *s, struct err *err)
 			goto out;
 		}
 		if ((left = deadline - now_ms()) <= 0) {
-			who = holder(lk->fd);
-			r = err_set(err, ENVCTL_ELOCKED, "'%s' is locked by "
-			    "another envctl (%s)", s->real, who);
-			free(who);
+			r = held(lk, s->real, err);
 			goto out;
 		}
 		if (left > ENVCTL_LOCK_POLL_MS)

@@ -3,14 +3,19 @@
  * answers envctl's requests, read from stdin, on stdout.
  */
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "common/err.h"
 
 #include "cache.h"
 #include "forkserver.h"
 #include "ops.h"
+#include "policy.h"
 #include "session.h"
 
 #ifndef ENVCTL_VERSION
@@ -26,9 +31,46 @@ on_stop(int sig)
 	stop_signal = sig;
 }
 
+/*
+ * Before a privileged session (policy.h): the program must be the one its
+ * name (or --sha256) gives the digest of, and $TMPDIR, which the caller
+ * may have kept through sudo, is not used.  0, or the exit status.
+ */
+static int
+self_check(const char *digest)
+{
+	struct policy_ids ids;
+	struct err err = ENVCTL_ERR_INIT;
+	char self[PATH_MAX];
+	ssize_t n;
+	int mismatch, r = 0;
+
+	policy_ids_self(&ids);
+	if (!policy_privileged(&ids))
+		return 0;
+	unsetenv("TMPDIR");
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0) {
+		fprintf(stderr, "envctl-agent: cannot read /proc/self/exe, "
+		    "so a privileged agent cannot check its digest\n");
+		return 1;
+	}
+	self[n] = '\0';
+	if (policy_check_digest(&mismatch, "/proc/self/exe", self, digest,
+	    &err) != 0) {
+		fprintf(stderr, "envctl-agent: %s%s%s\n", err.msg,
+		    err.cause != 0 ? ": " : "", err.cause != 0 ?
+		    strerror(err.cause) : "");
+		r = mismatch ? ENVCTL_POLICY_EXIT_DIGEST : 1;
+	}
+	err_release(&err);
+	return r;
+}
+
 int
 main(int argc, char *argv[])
 {
+	const char *digest = NULL;
 	struct forkserver fs = FORKSERVER_INIT;
 	struct cache cache = CACHE_INIT;
 	struct agent_ctx ctx;
@@ -40,11 +82,15 @@ main(int argc, char *argv[])
 		printf("envctl-agent %s\n", ENVCTL_VERSION);
 		return 0;
 	}
-	if (argc > 1) {
-		fprintf(stderr, "usage: envctl-agent [--version]\n"
-		    "Serves envctl's requests on stdin and stdout.\n");
+	if (argc == 3 && strcmp(argv[1], "--sha256") == 0)
+		digest = argv[2];
+	else if (argc > 1) {
+		fprintf(stderr, "usage: envctl-agent [--version | --sha256 "
+		    "HEX]\nServes envctl's requests on stdin and stdout.\n");
 		return 64;
 	}
+	if ((r = self_check(digest)) != 0)
+		return r;
 	/* Pipes made later must not land on a closed 0, 1 or 2. */
 	while ((fd = open("/dev/null", O_RDWR)) >= 0 && fd <= 2)
 		;

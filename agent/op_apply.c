@@ -21,6 +21,7 @@
 #include "lock.h"
 #include "op_read.h"
 #include "ops.h"
+#include "policy.h"
 #include "probe.h"
 #include "target.h"
 
@@ -68,6 +69,7 @@ struct change {
 	struct lock		 lk;
 	struct install_dir	 dir;
 	struct backup_store	 bs;
+	int			 bmade;	/* this change made its backup */
 };
 
 static json_t *
@@ -413,6 +415,31 @@ run_probe(struct probe *p, const struct change *c, char *const *env_extra,
 	pa.start_fs = c->fork;
 	pa.last = last;
 	return probe_run(p, &pa, err);
+}
+
+/*
+ * A privileged agent's checks (policy.h) of the interpreter, the backup
+ * and lock directories and the target: one interpreter run tells which
+ * sitecustomize the interpreter imports.  Unprivileged: nothing.
+ */
+static int
+check_policy(struct policy *pol, struct change *c, struct err *err)
+{
+	struct probe p;
+	int r;
+
+	if ((r = policy_open(pol, err)) != 0 || !pol->privileged)
+		return r;
+	if ((r = policy_interpreter(pol, &c->rq.interp, err)) != 0 ||
+	    (r = policy_backup_dir(pol, c->rq.backup_root, err)) != 0 ||
+	    (r = policy_lock_dir(pol, c->rq.lock_dir, err)) != 0)
+		return r;
+	memset(&p, 0, sizeof(p));
+	buf_init(&p.errtext, 0);
+	if ((r = run_probe(&p, c, NULL, 0, err)) == 0)
+		r = policy_target(pol, c->rq.path, &p, err);
+	probe_release(&p);
+	return r;
 }
 
 /* {"values", "startup_error", "imported"}, and "error" when it failed. */
@@ -814,7 +841,10 @@ change_begin(struct change *c, struct err *err)
 	return 0;
 }
 
-/* Backs c->cur up; *meta gets the new backup's metadata. */
+/*
+ * Backs c->cur up, or names the newest backup when it holds c->cur
+ * already (c->bmade 0); *meta gets that backup's metadata.
+ */
 static int
 backup_current(json_t **meta, struct change *c, struct err *err)
 {
@@ -837,7 +867,7 @@ backup_current(json_t **meta, struct change *c, struct err *err)
 	bi.sha256 = c->rq.sha_old;
 	bi.playbook = c->rq.playbook;
 	bi.controller = c->rq.controller;
-	if ((r = backup_create(meta, &c->bs, &bi, err)) != 0)
+	if ((r = backup_save(meta, &c->bmade, &c->bs, &bi, err)) != 0)
 		return r;
 	install_fault(c->rq.fault, "after-backup");
 	return 0;
@@ -865,7 +895,8 @@ drop_pycache(const struct change *c)
 
 /*
  * Installs data (or removes the target when !exists) with mode and owner;
- * on a failure before the rename, deletes the backup made for it.
+ * on a failure before the rename, deletes the backup made for it (not
+ * one it reused).
  */
 static int
 put(struct change *c, int exists, const char *data, size_t len,
@@ -879,7 +910,7 @@ put(struct change *c, int exists, const char *data, size_t len,
 		    &renamed, err);
 	else
 		r = install_remove(&c->dir, fault, &renamed, err);
-	if (r != 0 && !renamed && bmeta != NULL)
+	if (r != 0 && !renamed && bmeta != NULL && c->bmade)
 		backup_delete(&c->bs, json_string_value(json_object_get(bmeta,
 		    "id")), NULL);
 	if (r == 0 || renamed)
@@ -976,7 +1007,46 @@ prune(json_t *reply, struct change *c)
 	err_release(&perr);
 }
 
+/*
+ * After a restore that worked: deletes the backup made for the change,
+ * so that the store is as it was (the restored file is in place and its
+ * directory synced, so the backup is no longer its only copy).  A
+ * failure is a warning in detail; a crash first leaves one more backup.
+ */
+static void
+forget_backup(json_t *detail, struct change *c, const json_t *meta)
+{
+	struct err perr = ENVCTL_ERR_INIT;
+	json_t *e;
+
+	if (!c->bmade) {
+		json_object_set_new(detail, "backup", backup_ref(c, meta));
+		return;
+	}
+	if (backup_delete(&c->bs, json_string_value(json_object_get(meta,
+	    "id")), &perr) == 0)
+		return;
+	json_object_set_new(detail, "backup", backup_ref(c, meta));
+	e = proto_error_reply(0, &perr);
+	json_object_set_new(detail, "warnings", json_pack("[O]",
+	    json_object_get(e, "message")));
+	json_decref(e);
+	err_release(&perr);
+}
+
 /* ---- apply ---- */
+
+/*
+ * 1 when the compare and swap failed because another run installed
+ * exactly these bytes meanwhile (under the same real path).
+ */
+static int
+converged_meanwhile(const struct change *c)
+{
+	return c->cur.real != NULL && c->t0.real != NULL &&
+	    strcmp(c->cur.real, c->t0.real) == 0 && c->cur.exists &&
+	    buf_same(&c->cur.data, c->rq.data.data, c->rq.data.len);
+}
 
 /* The file already holds the new bytes: only check that they work. */
 static int
@@ -1008,6 +1078,7 @@ op_apply(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
     struct err *err)
 {
 	struct change c;
+	struct policy pol = POLICY_INIT;
 	struct err rerr = ENVCTL_ERR_INIT;
 	json_t *vj = NULL, *meta = NULL, *detail;
 	mode_t mode;
@@ -1019,8 +1090,19 @@ op_apply(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
 	change_init(&c, "apply", ctx);
 	c.fork = 1;	/* validation and verification: two runs */
 	if ((r = parse_apply(&c.rq, req, err)) != 0 ||
-	    (r = change_begin(&c, err)) != 0)
+	    (r = check_policy(&pol, &c, err)) != 0)
 		goto out;
+	if ((r = change_begin(&c, err)) != 0) {
+		if (r != ENVCTL_ECHANGED || !converged_meanwhile(&c))
+			goto out;
+		/* The loser of two applies: the winner's bytes are ours. */
+		err_release(err);
+		if ((r = apply_unchanged(reply, &c, err)) == 0)
+			json_object_set_new(reply, "note", json_string(
+			    "already as desired; changed by another run "
+			    "meanwhile"));
+		goto out;
+	}
 	if (c.cur.exists && buf_same(&c.cur.data, c.rq.data.data,
 	    c.rq.data.len)) {
 		r = apply_unchanged(reply, &c, err);
@@ -1044,15 +1126,22 @@ op_apply(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
 	    meta, c.rq.fault, err)) != 0)
 		goto out;
 	if ((why = verify(&vj, &c)) != NULL) {
-		detail = json_pack("{s:s,s:b,s:o,s:O}", "stage", "verify",
-		    "changed", 0, "backup", backup_ref(&c, meta), "verify", vj);
+		detail = json_pack("{s:s,s:b,s:O}", "stage", "verify",
+		    "changed", 0, "verify", vj);
 		if (restore(&c, meta, &rerr) == 0) {
 			json_object_set_new(detail, "restored", json_true());
 			r = err_set(err, ENVCTL_EVERIFY, "verification "
 			    "failed: %s; the previous file was restored", why);
-			/* Each failed try left a backup: keep `keep`. */
-			prune(detail, &c);
+			/*
+			 * The store as it was: a host whose file is shadowed
+			 * fails every drift --fix the same way, and no try
+			 * may push an older version out.
+			 */
+			forget_backup(detail, &c, meta);
 		} else {
+			/* The backup is now the old file's only copy. */
+			json_object_set_new(detail, "backup", backup_ref(&c,
+			    meta));
 			json_object_set_new(detail, "restored", json_false());
 			json_object_set_new(detail, "changed", json_true());
 			r = err_set(err, ENVCTL_EVERIFY, "verification "
@@ -1075,6 +1164,7 @@ out:
 	json_decref(meta);
 	free(why);
 	err_release(&rerr);
+	policy_release(&pol);
 	change_release(&c);
 	return r;
 }
@@ -1158,6 +1248,7 @@ op_rollback(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
     struct err *err)
 {
 	struct change c;
+	struct policy pol = POLICY_INIT;
 	struct buf data;
 	json_t *chosen = NULL, *meta = NULL, *vj = NULL;
 	const char *id;
@@ -1167,6 +1258,7 @@ op_rollback(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
 	change_init(&c, "rollback", ctx);
 	buf_init(&data, ENVCTL_TARGET_MAX);
 	if ((r = parse_rollback(&c.rq, req, err)) != 0 ||
+	    (r = check_policy(&pol, &c, err)) != 0 ||
 	    (r = change_begin(&c, err)) != 0 ||
 	    (r = choose(&chosen, &data, &c, err)) != 0)
 		goto out;
@@ -1205,6 +1297,7 @@ out:
 	json_decref(chosen);
 	json_decref(meta);
 	buf_release(&data);
+	policy_release(&pol);
 	change_release(&c);
 	return r;
 }

@@ -7,6 +7,7 @@
 #include "common/err.h"
 #include "common/proto.h"
 #include "ops.h"
+#include "policy.h"
 #include "target.h"
 
 static int
@@ -23,6 +24,7 @@ op_backups(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
 	const json_t *path = json_object_get(req, "path");
 	const json_t *b = json_object_get(req, "backup");
 	struct backup_store bs = BACKUP_STORE_INIT;
+	struct policy pol = POLICY_INIT;
 	struct target t;
 	json_t *list = NULL, *ignored = NULL;
 	int r;
@@ -36,7 +38,10 @@ op_backups(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
 	if (!json_is_object(b) || !is_abs(json_object_get(b, "dir")))
 		return err_set(err, ENVCTL_EINVALID,
 		    "backups: 'backup.dir' must be an absolute path");
-	if ((r = target_read(&t, json_string_value(path), err)) != 0 ||
+	if ((r = policy_open(&pol, err)) != 0 ||
+	    (r = policy_backup_dir(&pol, json_string_value(json_object_get(b,
+	    "dir")), err)) != 0 ||
+	    (r = target_read(&t, json_string_value(path), err)) != 0 ||
 	    (r = backup_open(&bs, json_string_value(json_object_get(b,
 	    "dir")), t.real, 0, err)) != 0 ||
 	    (r = backup_list(&list, &ignored, &bs, err)) != 0)
@@ -51,6 +56,7 @@ out:
 	json_decref(list);
 	json_decref(ignored);
 	backup_close(&bs);
+	policy_release(&pol);
 	target_release(&t);
 	return r;
 }

@@ -13,6 +13,7 @@
 #include "common/xmalloc.h"
 #include "fscheck.h"
 #include "ops.h"
+#include "policy.h"
 #include "probe.h"
 #include "target.h"
 
@@ -134,55 +135,6 @@ parse_req(struct read_req *rq, const json_t *req, struct err *err)
 	return parse_checks(rq, json_object_get(req, "checks"), err);
 }
 
-/*
- * The file a path: auto read manages: the one the interpreter imports; when
- * it imports none, a sitecustomize.py symlink on sys.path whose target is
- * missing (Debian's /usr/lib/python3.X one after /etc/python3.X's file was
- * removed: apply recreates the target, the link stays); else
- * sitecustomize.py in the first site-packages
- * directory that exists (site only puts existing ones on sys.path), else
- * in the first one named.
- */
-static int
-auto_path(char **out, const char **source, const struct probe *p,
-    const char *interp, struct err *err)
-{
-	struct stat st;
-	const char *dir = NULL, *d;
-	size_t i;
-
-	if (p->origin != NULL) {
-		if (p->origin[0] != '/')
-			return err_set(err, ENVCTL_EPROBE, "%s imports "
-			    "sitecustomize from '%s', not from a file",
-			    interp, p->origin);
-		*out = xstrdup(p->origin);
-		*source = "auto";
-		return 0;
-	}
-	if (p->dangling != NULL && p->dangling[0] == '/') {
-		*out = xstrdup(p->dangling);
-		*source = "auto";
-		return 0;
-	}
-	for (i = 0; i < json_array_size(p->site_packages); i++) {
-		d = json_string_value(json_array_get(p->site_packages, i));
-		if (d[0] != '/')
-			continue;
-		if (dir == NULL)
-			dir = d;
-		if (stat(d, &st) == 0 && S_ISDIR(st.st_mode)) {
-			dir = d;
-			break;
-		}
-	}
-	if (dir == NULL)
-		return err_set(err, ENVCTL_EPROBE, "%s imports no "
-		    "sitecustomize and has no site-packages directory", interp);
-	*out = xasprintf("%s/sitecustomize.py", dir);
-	*source = "site-packages";
-	return 0;
-}
 
 static json_t *
 target_json(const struct target *t, const char *path, const char *source)
@@ -284,6 +236,7 @@ op_read(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
     struct err *err)
 {
 	struct read_req rq;
+	struct policy pol = POLICY_INIT;
 	struct probe_args pa;
 	struct probe p;
 	struct target t;
@@ -295,7 +248,9 @@ op_read(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
 	buf_init(&p.errtext, 0);
 	memset(&t, 0, sizeof(t));
 	buf_init(&t.data, 0);
-	if ((r = parse_req(&rq, req, err)) != 0)
+	if ((r = parse_req(&rq, req, err)) != 0 ||
+	    (r = policy_open(&pol, err)) != 0 ||
+	    (r = policy_interpreter(&pol, &rq.interp, err)) != 0)
 		goto out;
 	memset(&pa, 0, sizeof(pa));
 	pa.interp = rq.interp;
@@ -312,9 +267,11 @@ op_read(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
 		goto out;
 	if (rq.path != NULL)
 		path = xstrdup(rq.path);
-	else if ((r = auto_path(&path, &source, &p, rq.interp, err)) != 0)
+	else if ((r = policy_auto_target(&path, &source, &p, rq.interp,
+	    err)) != 0)
 		goto out;
-	if ((r = target_read(&t, path, err)) != 0)
+	if ((r = policy_target(&pol, path, &p, err)) != 0 ||
+	    (r = target_read(&t, path, err)) != 0)
 		goto out;
 
 	json_object_set_new(reply, "interpreter", json_pack("{s:o,s:o}",
@@ -332,6 +289,7 @@ out:
 		    p.errtext.len), "truncated", p.truncated));
 	free(path);
 	free(rq.names);
+	policy_release(&pol);
 	target_release(&t);
 	probe_release(&p);
 	return r;

@@ -268,6 +268,16 @@ probe_run(struct probe *p, const struct probe_args *a, struct err *err)
 	buf_add(&p->errtext, res.err.data, res.err.len);
 	p->truncated = res.out_truncated || res.err_truncated;
 	p->exit = res.status;
+	/*
+	 * No report yet: start-up itself (site, .pth files, sitecustomize)
+	 * never ended.  Said here, by the host, before the controller's own
+	 * deadline (a longer one) would only see a silent host.
+	 */
+	if (r == ENVCTL_ETIMEOUT && after_marker(&res.out) == NULL) {
+		r = err_set(err, ENVCTL_ETIMEOUT, "%s did not finish starting "
+		    "in %g s (sitecustomize hangs?)", a->interp,
+		    a->timeout_ms / 1000.0);
+	}
 	if (r != 0)
 		goto out;
 	parse_startup_error(p);

@@ -16,10 +16,12 @@
 #include <unistd.h>
 
 #include "common/buf.h"
+#include "common/deadline.h"
 #include "common/err.h"
 #include "common/proto.h"
 #include "common/xmalloc.h"
 #include "controller/inventory.h"
+#include "controller/output.h"
 #include "controller/transport.h"
 
 /* The bootstrap's exit status when the agent is not in the cache. */
@@ -28,6 +30,11 @@
 #define GO_MARKER		"envctl-go-"		/* + the sha256 */
 #define AGENT_MAX		(64u * 1024 * 1024)
 #define STDERR_MAX		(64u * 1024)
+/* The agent's exit status when it is not the program its name says
+ * (agent/policy.h ENVCTL_POLICY_EXIT_DIGEST). */
+#define AGENT_EXIT_DIGEST	96
+#define DIGEST_WORDS		"does not match its digest"
+#define SUDO_PASSWORD		"a password is required"
 
 struct agentlink {
 	const struct host *h;
@@ -41,9 +48,13 @@ struct agentlink {
 	struct buf	 errout;	/* local agent's stderr */
 	int		 answered;	/* a reply came: the agent runs */
 	int		 restarted;	/* the agent was uploaded */
+	int		 retried;	/* a tampered cache was replaced */
+	int		 refused;	/* sudo refused the cached file */
+	char		*cached;	/* its path, once known */
 	char		*cache;		/* where it was uploaded to */
 	size_t		 errseen;	/* stderr bytes looked at */
-	time_t		 deadline;
+	long long	 start;		/* CLOCK_MONOTONIC ms, at open */
+	long long	 deadline;	/* of the whole host, ms */
 };
 
 /* --- the agent program ------------------------------------------------ */
@@ -150,6 +161,14 @@ shell_safe(const char *s)
 	    "._-") == strlen(s);
 }
 
+/* The agent runs as another user than root through sudo. */
+static int
+become_other(const struct host *h)
+{
+	return h->become && h->become_user != NULL &&
+	    strcmp(h->become_user, "root") != 0;
+}
+
 static int
 sudo_prefix(struct buf *out, const struct host *h, struct err *err)
 {
@@ -178,7 +197,7 @@ sudo_prefix(struct buf *out, const struct host *h, struct err *err)
  * 6.1+; read is a builtin), else from uname -m.
  */
 static int
-bootstrap_cmd(struct agentlink *l, struct err *err)
+bootstrap_cmd(struct agentlink *l, int fresh, struct err *err)
 {
 	struct buf b = ENVCTL_BUF_INIT, sudo = ENVCTL_BUF_INIT;
 	const char *sha = l->o->agent->sha256;
@@ -188,13 +207,28 @@ bootstrap_cmd(struct agentlink *l, struct err *err)
 		goto out;
 	buf_addf(&b, "sh -c 'd=/var/lib/envctl/agent; "
 	    "[ -O / ] || d=\"$HOME/.cache/envctl/agent\"; "
-	    "a=\"$d/envctl-agent-%s\"; "
-	    "[ -x \"$a\" ] && exec %s\"$a\"; "
+	    "a=\"$d/envctl-agent-%s\"; ", sha);
+	/* Retrying after a tampered or foreign file: remove it first. */
+	if (fresh)
+		buf_addstr(&b, "rm -f \"$a\"; ");
+	/*
+	 * Another become user than root must reach and read the agent: the
+	 * cache's directories 0711 (searchable, not listable, writable only
+	 * by the login user), the agent 0755 (docs/security.md).
+	 */
+	if (become_other(l->h))
+		buf_addstr(&b, "p() { case $d in \"$HOME\"/*) chmod 711 "
+		    "\"$HOME/.cache\" \"$HOME/.cache/envctl\";; esac; "
+		    "chmod 711 \"$d\"; [ -f \"$a\" ] && chmod 755 \"$a\"; "
+		    "} 2>/dev/null; p; ");
+	buf_addf(&b, "[ -x \"$a\" ] && exec %s\"$a\"; "
 	    "read m 2>/dev/null </proc/sys/kernel/arch || m=$(uname -m); "
 	    "echo \"" BOOTSTRAP_LINE " $m $d\" >&2; "
 	    "while IFS= read -r l; do [ \"$l\" = " GO_MARKER "%s ] && "
-	    "break; done; [ -x \"$a\" ] && exec %s\"$a\"; exit %d'",
-	    sha, sudo.data, sha, sudo.data, BOOTSTRAP_MISSING);
+	    "break; done; %s[ -x \"$a\" ] && exec %s\"$a\"; exit %d'",
+	    sudo.data, sha, become_other(l->h) ? "p; " : "", sudo.data,
+	    BOOTSTRAP_MISSING);
+	free(l->cmd);
 	l->cmd = buf_detach(&b, NULL);
 out:
 	buf_release(&sudo);
@@ -222,7 +256,7 @@ local_start(struct agentlink *l, struct err *err)
 {
 	int in[2], out[2], er[2];
 	const struct host *h = l->h;
-	char *argv[6];
+	char *argv[8];
 	int n = 0;
 
 	if (h->become && h->become_user != NULL &&
@@ -238,6 +272,10 @@ local_start(struct agentlink *l, struct err *err)
 		}
 	}
 	argv[n++] = l->o->agent->path;
+	if (h->become) {	/* checked by the agent before it serves */
+		argv[n++] = "--sha256";
+		argv[n++] = (char *)l->o->agent->sha256;
+	}
 	argv[n] = NULL;
 	if (cloexec_pipe(in) != 0)
 		return err_errno(err, ENVCTL_ESYS, errno, "pipe");
@@ -270,9 +308,14 @@ local_start(struct agentlink *l, struct err *err)
 static int
 remaining_ms(const struct agentlink *l)
 {
-	time_t now = time(NULL);
+	return deadline_left_ms(l->deadline, deadline_now_ms());
+}
 
-	return now >= l->deadline ? 0 : (int)(l->deadline - now) * 1000;
+/* The seconds the host's deadline stands for, in messages. */
+static int
+budget_s(const struct agentlink *l)
+{
+	return (int)((l->deadline - l->start + 500) / 1000);
 }
 
 /*
@@ -302,8 +345,9 @@ local_pump(struct agentlink *l, const char *data, size_t len, int *eof,
 		pf[0].events = pf[1].events = POLLIN;
 		pf[2].events = POLLOUT;
 		if ((ms = remaining_ms(l)) == 0)
-			return err_set(err, ENVCTL_ETIMEOUT, "the agent did "
-			    "not answer within %d s", l->o->timeout);
+			return err_set(err, ENVCTL_ETIMEOUT, "did not finish "
+			    "in %d s (deadline for the whole host): the agent "
+			    "did not answer", budget_s(l));
 		if (poll(pf, 3, ms) < 0 && errno != EINTR)
 			return err_errno(err, ENVCTL_ESYS, errno, "poll");
 		if (pf[2].fd >= 0 && pf[2].revents != 0) {
@@ -375,7 +419,10 @@ agentlink_open(struct agentlink **out, const struct host *h,
 	l->o = o;
 	l->pid = -1;
 	l->to_fd = l->from_fd = l->err_fd = -1;
-	l->deadline = time(NULL) + o->timeout;
+	/* One deadline for the whole host, from here to the result. */
+	l->start = deadline_now_ms();
+	l->deadline = l->start + (long long)(o->timeout > 0 ? o->timeout :
+	    ENVCTL_CONN_DEFAULT_TIMEOUT) * 1000;
 	buf_init(&l->in, ENVCTL_PROTO_MAX + 4);
 	buf_init(&l->unanswered, 0);
 	buf_init(&l->errout, 0);
@@ -394,7 +441,9 @@ agentlink_open(struct agentlink **out, const struct host *h,
 		    known_hosts_from_args(h->ssh_common_args, &khfile);
 		p.accept_new = o->accept_new;
 		p.timeout = o->timeout;
-		r = bootstrap_cmd(l, err);
+		p.deadline = l->deadline;
+		p.host_timeout = budget_s(l);
+		r = bootstrap_cmd(l, 0, err);
 		if (r == 0)
 			r = conn_open(&l->conn, &p, err);
 		if (r == 0)
@@ -481,7 +530,8 @@ restart(struct agentlink *l, const char *bootmsg, struct err *err)
 		    "is %s, but this envctl has an agent for %s only", arch,
 		    ab->arch);
 	name = xasprintf("envctl-agent-%s", ab->sha256);
-	r = conn_upload(l->conn, dir, name, ab->data, ab->len, 0700, err);
+	r = conn_upload(l->conn, dir, name, ab->data, ab->len,
+	    become_other(l->h) ? 0755 : 0700, err);
 	free(name);
 	if (r != 0)
 		return r;
@@ -494,13 +544,54 @@ restart(struct agentlink *l, const char *bootmsg, struct err *err)
 	return r;
 }
 
-/* Turns how the agent ended into an error. */
-static int
-ended(int status, const char *raw, struct err *err)
+/* Signals by number and by the name SSH gives them (RFC 4254 6.10). */
+static const struct {
+	int		 num;
+	const char	*name;
+} signals[] = {
+	{ SIGABRT, "ABRT" }, { SIGALRM, "ALRM" }, { SIGBUS, "BUS" },
+	{ SIGFPE, "FPE" }, { SIGHUP, "HUP" }, { SIGILL, "ILL" },
+	{ SIGINT, "INT" }, { SIGKILL, "KILL" }, { SIGPIPE, "PIPE" },
+	{ SIGQUIT, "QUIT" }, { SIGSEGV, "SEGV" }, { SIGSYS, "SYS" },
+	{ SIGTERM, "TERM" }, { SIGTRAP, "TRAP" }, { SIGUSR1, "USR1" },
+	{ SIGUSR2, "USR2" }, { SIGXCPU, "XCPU" }, { SIGXFSZ, "XFSZ" },
+};
+
+/*
+ * "signal 9 (SIGKILL)" into b, from a local number (signo > 0) or the
+ * name an SSH server sent (signame); the one place either is spelled.
+ */
+static void
+signal_text(struct buf *b, int signo, const char *signame)
 {
+	size_t i;
+
+	for (i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+		if (signo > 0 ? signals[i].num == signo : signame != NULL &&
+		    strcmp(signals[i].name, signame) == 0) {
+			buf_addf(b, "signal %d (SIG%s)", signals[i].num,
+			    signals[i].name);
+			return;
+		}
+	if (signo > 0)
+		buf_addf(b, "signal %d", signo);
+	else
+		buf_addf(b, "signal %.30s", signame);
+}
+
+/*
+ * Turns how the agent ended into an error: exit status, or (status -1)
+ * the signal that killed it, a local number or an SSH name.
+ */
+static int
+ended(int status, int signo, const char *signame, const char *raw,
+    struct err *err)
+{
+	struct buf sig = ENVCTL_BUF_INIT;
 	char errtext[512];
 	const char *nl;
 	size_t n;
+	int r;
 
 	/* One line: the remote stderr's first but the bootstrap's own. */
 	while (strncmp(raw, BOOTSTRAP_LINE " ", sizeof(BOOTSTRAP_LINE)) == 0 &&
@@ -516,6 +607,18 @@ ended(int status, const char *raw, struct err *err)
 		return err_set(err, ENVCTL_EAUTH, "sudo wants a password "
 		    "(ansible_become needs a NOPASSWD sudo rule for the agent)"
 		    ": %.200s", errtext);
+	if (signo > 0 || signame != NULL) {
+		signal_text(&sig, signo, signame);
+		r = err_set(err, ENVCTL_EREMOTE, "the agent was killed by %s"
+		    "%s%.300s", sig.data, errtext[0] != '\0' ? ": " : "",
+		    errtext);
+		buf_release(&sig);
+		return r;
+	}
+	if (status < 0)
+		return err_set(err, ENVCTL_EREMOTE, "the agent ended without "
+		    "an exit status%s%.300s", errtext[0] != '\0' ? ": " : "",
+		    errtext);
 	if (status == 126 || status == 127)
 		return err_set(err, ENVCTL_EREMOTE, "cannot run the agent "
 		    "(exit %d): %.300s", status, errtext);
@@ -526,14 +629,101 @@ ended(int status, const char *raw, struct err *err)
 void
 agentlink_set_timeout(struct agentlink *l, int seconds)
 {
-	time_t until = time(NULL) + seconds;
+	long long until = deadline_now_ms() + (long long)seconds * 1000;
 
-	if (seconds <= l->o->timeout)
+	if (seconds <= l->o->timeout || until <= l->deadline)
 		return;
-	if (l->conn != NULL)
+	l->deadline = until;
+	if (l->conn != NULL) {
 		conn_set_timeout(l->conn, seconds);
-	else if (until > l->deadline)
-		l->deadline = until;
+		conn_set_deadline(l->conn, l->deadline, budget_s(l));
+	}
+}
+
+int
+agentlink_host_ms(const struct agentlink *l)
+{
+	return deadline_host_ms(l->deadline - deadline_now_ms());
+}
+
+/*
+ * After sudo's "a password is required" asks sudo itself (sudo -n -l
+ * AGENT, no password needed to list while any NOPASSWD rule exists)
+ * whether it refused the command: 1 refused, 0 it wants a password.
+ * Also learns the cached agent's path.
+ */
+static int
+sudo_refused(struct agentlink *l, struct err *err)
+{
+	struct buf cmd = ENVCTL_BUF_INIT, sudo = ENVCTL_BUF_INIT, out;
+	size_t before;
+	int r, status = -1;
+
+	buf_init(&out, 4096);
+	if ((r = sudo_prefix(&sudo, l->h, err)) != 0)
+		goto out;
+	buf_addf(&cmd, "sh -c 'd=/var/lib/envctl/agent; "
+	    "[ -O / ] || d=\"$HOME/.cache/envctl/agent\"; "
+	    "a=\"$d/envctl-agent-%s\"; echo \"$a\"; [ -f \"$a\" ] && "
+	    "%s-l \"$a\" >/dev/null'", l->o->agent->sha256, sudo.data);
+	if ((r = conn_exec(l->conn, cmd.data, err)) != 0)
+		goto out;
+	do {
+		before = out.len;
+		if ((r = conn_recv(l->conn, &out, err)) != 0)
+			goto out;
+	} while (out.len > before);
+	if ((r = conn_exit(l->conn, &status, err)) != 0)
+		goto out;
+	out.data[strcspn(out.data, "\n")] = '\0';
+	free(l->cached);
+	l->cached = xstrdup(out.data);
+	r = status > 0 && strstr(conn_stderr(l->conn)->data,
+	    SUDO_PASSWORD) == NULL;
+out:
+	buf_release(&cmd);
+	buf_release(&sudo);
+	buf_release(&out);
+	return r;
+}
+
+/*
+ * The agent ended before its first reply: when it refused to run because
+ * it is not the program its name says, or sudo refused the file (a rule
+ * pinned to the right digest), the cached file is replaced once, as the
+ * login user, and the same requests go to a fresh agent.  0: retried;
+ * 1: nothing to retry; else an error.
+ */
+static int
+retry_fresh(struct agentlink *l, int status, const char *errtext,
+    struct err *err)
+{
+	const char *p, *q;
+	int r;
+
+	if (status == AGENT_EXIT_DIGEST &&
+	    (p = strstr(errtext, "the agent '")) != NULL &&
+	    (q = strstr(p, "' " DIGEST_WORDS)) != NULL) {
+		free(l->cached);
+		l->cached = xstrndup(p + 11, (size_t)(q - p - 11));
+	} else if (l->h->become && strstr(errtext, SUDO_PASSWORD) != NULL) {
+		if ((r = sudo_refused(l, err)) != 1)
+			return r < 0 ? r : 1;
+		l->refused = 1;
+	} else
+		return 1;
+	l->retried = 1;
+	l->restarted = 0;
+	l->errseen = 0;
+	free(l->cache);
+	l->cache = NULL;
+	out_note("envctl: %s: the cached agent %s " DIGEST_WORDS " (tampered "
+	    "or foreign); removed it, uploading again\n", l->h->name,
+	    l->cached != NULL ? l->cached : "");
+	if ((r = bootstrap_cmd(l, 1, err)) != 0 ||
+	    (r = conn_exec(l->conn, l->cmd, err)) != 0)
+		return r;
+	return 0;
 }
 
 int
@@ -565,7 +755,8 @@ agentlink_recv(struct agentlink *l, json_t **reply, struct err *err)
 			waitpid(l->pid, &status, 0);
 			l->pid = -1;
 			r = ended(WIFEXITED(status) ? WEXITSTATUS(status) :
-			    128 + WTERMSIG(status), l->errout.data, err);
+			    -1, WIFSIGNALED(status) ? WTERMSIG(status) : 0,
+			    NULL, l->errout.data, err);
 			break;
 		}
 		se = conn_stderr(l->conn);
@@ -589,7 +780,22 @@ agentlink_recv(struct agentlink *l, json_t **reply, struct err *err)
 			    l->cache);
 			break;
 		}
-		r = ended(status, se->data, err);
+		if (!l->answered && !l->retried &&
+		    (r = retry_fresh(l, status, se->data, err)) != 1) {
+			if (r != 0)
+				break;
+			continue;
+		}
+		if (l->refused && strstr(se->data, SUDO_PASSWORD) != NULL) {
+			r = err_set(err, ENVCTL_EAUTH, "sudo refused to run "
+			    "the agent '%s' (no NOPASSWD rule allows it: a "
+			    "rule pinned to another agent's digest? see "
+			    "envctl(1))",
+			    l->cached != NULL ? l->cached : "?");
+			break;
+		}
+		r = ended(status, 0, status == -1 ?
+		    conn_exit_signal(l->conn) : NULL, se->data, err);
 		break;
 	}
 	if (r != 0)
@@ -645,5 +851,6 @@ agentlink_close(struct agentlink *l)
 	buf_release(&l->errout);
 	free(l->cmd);
 	free(l->cache);
+	free(l->cached);
 	free(l);
 }

@@ -61,11 +61,19 @@ int	agentlink_send(struct agentlink *l, const json_t *req, struct err *err);
  */
 int	agentlink_recv(struct agentlink *l, json_t **reply, struct err *err);
 /*
- * Lets each wait that follows last up to seconds, when that is longer than
- * the link's own timeout: for a request that takes long on the host (a
+ * The link has one deadline for the whole host, fixed by agentlink_open()
+ * (now + o->timeout) and never moved by what the host sends.  This moves
+ * it to now + seconds when that is later and seconds is longer than the
+ * link's own timeout: for a request that takes long on the host (a
  * change waits for the host's lock and runs the interpreter twice).
  */
 void	agentlink_set_timeout(struct agentlink *l, int seconds);
+/*
+ * The ms the agent may spend on a request sent now: what is left of the
+ * deadline less the controller's margin (deadline_host_ms()), so that the
+ * agent's own failure arrives before the controller gives up.
+ */
+int	agentlink_host_ms(const struct agentlink *l);
 /* Channels, SFTP sessions and round trips used so far (zeros for local). */
 void	agentlink_stats(const struct agentlink *l, struct conn_stats *out);
 /* Ends the agent (EOF on its stdin) and the connection. */

@@ -103,6 +103,7 @@ apply_reply(struct apply_result *ar, const json_t *reply)
 	    ENVCTL_OUT_CHANGED : ENVCTL_OUT_OK;
 	ar->backup_id = dup_member(json_object_get(reply, "backup"), "id");
 	ar->restored_id = dup_member(reply, "restored");
+	ar->note = dup_member(reply, "note");
 	warnings_text(ar, json_object_get(reply, "warnings"));
 	v = json_object_get(json_object_get(reply, "verify"), "startup_error");
 	if (json_is_object(v))
@@ -179,5 +180,6 @@ apply_result_release(struct apply_result *ar)
 	free(ar->restored_id);
 	free(ar->startup_error);
 	free(ar->warning);
+	free(ar->note);
 	memset(ar, 0, sizeof(*ar));
 }

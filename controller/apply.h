@@ -46,6 +46,7 @@ struct apply_result {
 	char		*restored_id;	/* rollback: what was put back */
 	char		*startup_error;	/* rollback: the restored file raises */
 	char		*warning;	/* done, but e.g. old backups stayed */
+	char		*note;		/* ok, e.g. another run converged it */
 	int		 restored;	/* apply: verification failed, undone */
 	struct conn_stats stats;
 };

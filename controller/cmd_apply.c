@@ -1,7 +1,10 @@
 /*
  * cmd_apply.c - envctl apply: plan, ask, then change the hosts that need
  * it; or apply a saved plan exactly, host by host, where the file is still
- * what the plan read.
+ * what the plan read.  The plan file is read and checked by planfile.c:
+ * here each pending host is re-rendered (refused when the bytes differ)
+ * and read again on the session that changes it (refused when its path
+ * is not the plan's target).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,8 +30,6 @@
 #include "controller/report.h"
 #include "controller/transport.h"
 
-#define PLANFILE_MAX	(256u * 1024 * 1024)
-
 static const char *const usage[] = {
 	"envctl apply INVENTORY [--yes] [-p PLAYBOOK] [-l LIMIT] [-j N]",
 	"envctl apply PLANFILE [-j N]",
@@ -48,15 +49,19 @@ struct job {
 	json_t		*plan_error;	/* why it failed, as --json says it */
 	const struct host *host;
 	struct apply_input in;
-	struct desired	 d;		/* planfile mode: values to verify */
-	struct buf	 expect, data;	/* planfile mode: decoded bytes */
-	char		 sha_old[ENVCTL_SHA256_HEX];
-	char		 sha_new[ENVCTL_SHA256_HEX];
+	/* planfile mode */
+	struct run	*run;
+	const struct planfile_host *ph;	/* borrowed from the plan */
+	int		 refused;	/* ar says why; nothing to contact */
+	int		 read_done;	/* the host's read came back */
+	struct desired	 d;		/* re-rendered: the values to verify */
+	struct host_plan hp;		/* the host's read at apply time */
 	struct apply_result ar;
 };
 
 struct run {
 	struct job	*jobs;		/* used ones are applied */
+	const struct planfile *pf;	/* planfile mode */
 	size_t		 njobs;
 	int		 from_planfile;
 	const struct playbook *pb;
@@ -65,14 +70,34 @@ struct run {
 	int		 json;
 };
 
+static void apply_planned(void *arg, struct host_plan *hp,
+    struct agentlink *l);
+
 static void
 job_run(void *arg, size_t i)
 {
 	struct run *r = arg;
 	struct job *j = &r->jobs[i];
+	struct plan_then then = { apply_planned, j, 1 };
 
-	if (j->used)
+	if (!j->used || j->refused)
+		return;
+	if (r->pf == NULL) {
 		apply_host(&j->ar, j->host, r->pb, &j->in, &r->ao);
+		return;
+	}
+	/*
+	 * A plan is applied on a session that reads the host first, so that
+	 * the path written is the one the host's interpreter imports.
+	 */
+	plan_host(&j->hp, j->host, r->pb, r->ao.link, &then);
+	j->ar.stats = j->hp.stats;
+	if (j->read_done)
+		return;
+	j->ar.host = j->host;
+	j->ar.outcome = j->hp.outcome == ENVCTL_OUT_UNREACHABLE ?
+	    ENVCTL_OUT_UNREACHABLE : ENVCTL_OUT_FAILED;
+	err_move(&j->ar.err, &j->hp.err);
 }
 
 static void
@@ -233,24 +258,10 @@ jobs_free(struct run *r)
 			continue;
 		apply_result_release(&r->jobs[i].ar);
 		desired_release(&r->jobs[i].d);
-		buf_wipe(&r->jobs[i].expect);
-		buf_wipe(&r->jobs[i].data);
+		if (r->pf != NULL)
+			plan_release(&r->jobs[i].hp);
 	}
 	free(r->jobs);
-}
-
-/* A plan file's outcome other than pending, or -1. */
-static int
-planned_outcome(const char *s)
-{
-	static const enum outcome known[] = { ENVCTL_OUT_OK,
-	    ENVCTL_OUT_FAILED, ENVCTL_OUT_UNREACHABLE };
-	size_t i;
-
-	for (i = 0; s != NULL && i < sizeof(known) / sizeof(known[0]); i++)
-		if (strcmp(s, outcome_name(known[i])) == 0)
-			return (int)known[i];
-	return -1;
 }
 
 /* --- envctl apply INVENTORY ------------------------------------------ */
@@ -331,136 +342,110 @@ out:
 
 /* --- envctl apply PLANFILE ---------------------------------------------- */
 
-static int
-decode_member(struct buf *out, const json_t *o, const char *key,
-    struct err *err)
+/* Refuses a job before any host is contacted: ar says why. */
+static void
+job_refuse(struct job *j, struct err *err)
 {
-	const json_t *v = json_object_get(o, key);
-
-	if (!json_is_string(v))
-		return err_set(err, ENVCTL_EPARSE, "plan file: '%s' is "
-		    "missing", key);
-	return proto_b64_decode(out, json_string_value(v),
-	    json_string_length(v), err);
+	j->refused = 1;
+	j->ar.host = j->host;
+	j->ar.outcome = ENVCTL_OUT_FAILED;
+	err_sethost(err, j->host->name);
+	err_move(&j->ar.err, err);
 }
 
-/* Builds the job for one planned host; ENVCTL_EPARSE etc. on bad input. */
-static int
-plan_job(struct job *j, const json_t *ph, const struct context *ctx,
-    struct err *err)
+/*
+ * The read of a planned host came back on session l: the plan is applied
+ * there only when the host imports the file the plan names.
+ */
+static void
+apply_planned(void *arg, struct host_plan *hp, struct agentlink *l)
 {
-	const json_t *cur = json_object_get(ph, "current");
-	const json_t *want = json_object_get(ph, "desired");
-	const char *name = json_string_value(json_object_get(ph, "name"));
-	const char *path = json_string_value(json_object_get(ph, "target"));
-	int r;
+	struct job *j = arg;
+	struct err err = ENVCTL_ERR_INIT;
 
-	if (name == NULL || path == NULL || !json_is_object(cur) ||
-	    !json_is_object(want))
-		return err_set(err, ENVCTL_EPARSE, "plan file: a host entry "
-		    "lacks name, target, current or desired");
+	j->read_done = 1;
+	j->ar.host = j->host;
+	j->ar.outcome = ENVCTL_OUT_FAILED;
+	if (hp->err.code != 0) {
+		/* Rendering against today's file or a check: failed. */
+		err_move(&j->ar.err, &hp->err);
+		err_sethost(&j->ar.err, j->host->name);
+		return;
+	}
+	if (planfile_check_read(j->ph, &hp->st, &err) != 0) {
+		err_sethost(&err, j->host->name);
+		err_move(&j->ar.err, &err);
+		return;
+	}
+	apply_on(&j->ar, l, j->host, j->run->pb, &j->in, &j->run->ao);
+}
+
+/*
+ * The job of one pending host of the plan: its bytes re-rendered from
+ * today's inventory and playbook must be the plan's, or it is refused.
+ * ENVCTL_ENOTFOUND (the whole plan is refused) for a host the inventory
+ * no longer has.
+ */
+static int
+plan_job(struct job *j, const struct planfile_host *ph,
+    const struct context *ctx, struct err *err)
+{
+	struct err e = ENVCTL_ERR_INIT;
+
+	if ((j->host = inventory_find(ctx->inv, ph->name)) == NULL)
+		return err_set(err, ENVCTL_ENOTFOUND, "host '%s' is not in "
+		    "the inventory '%s'", ph->name, inventory_path(ctx->inv));
 	j->used = 1;
-	if ((j->host = inventory_find(ctx->inv, name)) == NULL)
-		return err_set(err, ENVCTL_ENOTFOUND, "plan file: host '%s' is "
-		    "not in the inventory", name);
-	buf_init(&j->expect, 0);
-	buf_init(&j->data, 0);
-	j->in.path = path;
-	j->in.expect_exists = json_is_true(json_object_get(cur, "exists"));
-	if (j->in.expect_exists &&
-	    (r = decode_member(&j->expect, cur, "data_b64", err)) != 0)
-		return r;
-	if ((r = decode_member(&j->data, want, "data_b64", err)) != 0)
-		return r;
-	hash_sha256_hex(j->sha_old, j->expect.data, j->expect.len);
-	hash_sha256_hex(j->sha_new, j->data.data, j->data.len);
-	j->in.expect = j->expect.data;
-	j->in.expect_len = j->expect.len;
-	j->in.expect_sha256 = j->in.expect_exists ? j->sha_old : "";
-	j->in.data = j->data.data;
-	j->in.len = j->data.len;
-	j->in.sha256 = j->sha_new;
+	j->ph = ph;
+	if (planfile_verify_host(&j->d, ph, ctx->pb, j->host, &e) != 0) {
+		job_refuse(j, &e);
+		return 0;
+	}
+	j->in.path = ph->target;
+	j->in.expect_exists = ph->cur_exists;
+	j->in.expect = ph->cur.data;
+	j->in.expect_len = ph->cur.len;
+	j->in.expect_sha256 = ph->cur_sha256;
+	j->in.data = ph->want.data;
+	j->in.len = ph->want.len;
+	j->in.sha256 = ph->want_sha256;
 	j->in.d = &j->d;
-	if ((r = desired_values(&j->d, ctx->pb, j->host, err)) != 0)
-		return r;
-	return 0;
-}
-
-/* Refuses a plan made from other inputs than those on disk now. */
-static int
-check_digests(const json_t *plan, const struct context *ctx,
-    struct err *err)
-{
-	char hex[ENVCTL_SHA256_HEX];
-	const char *inv = json_string_value(json_object_get(json_object_get(
-	    plan, "inventory"), "sha256"));
-	const char *pb = json_string_value(json_object_get(json_object_get(
-	    plan, "playbook"), "sha256"));
-	int r;
-
-	if (inv == NULL || strcmp(inventory_digest(ctx->inv), inv) != 0)
-		return err_set(err, ENVCTL_ECHANGED, "the inventory '%s' has "
-		    "changed since the plan was made; run envctl plan again",
-		    inventory_path(ctx->inv));
-	if ((r = planfile_playbook_digest(hex, ctx->pb, err)) != 0)
-		return r;
-	if (pb == NULL || strcmp(hex, pb) != 0)
-		return err_set(err, ENVCTL_ECHANGED, "the playbook '%s' has "
-		    "changed since the plan was made; run envctl plan again",
-		    ctx->pb->path);
 	return 0;
 }
 
 static int
-apply_planfile(const char *path, const json_t *plan,
+apply_planfile(const char *path, const struct planfile *pf,
     const struct fleet_args *a, struct run *r)
 {
 	struct context ctx = { 0 };
 	struct err err = ENVCTL_ERR_INIT;
 	struct plan_counts c = { 0 };
-	const json_t *hosts = json_object_get(plan, "hosts"), *ph;
-	const char *inv = json_string_value(json_object_get(json_object_get(
-	    plan, "inventory"), "path"));
-	const char *pbp = json_string_value(json_object_get(json_object_get(
-	    plan, "playbook"), "path"));
-	const char *outcome, *name;
+	const struct planfile_host *ph;
 	size_t i;
-	int code = ENVCTL_EXIT_FAIL, o;
+	int code = ENVCTL_EXIT_FAIL;
 
-	if (json_integer_value(json_object_get(plan, "format")) !=
-	    ENVCTL_PLANFILE_FORMAT || inv == NULL || pbp == NULL ||
-	    !json_is_array(hosts)) {
-		err_set(&err, ENVCTL_EPARSE, "'%s' is not an envctl plan of "
-		    "format %d", path, ENVCTL_PLANFILE_FORMAT);
-		goto fail;
-	}
-	if (context_load(&ctx, inv, pbp, NULL, &err) != 0 ||
-	    check_digests(plan, &ctx, &err) != 0)
+	if (context_load(&ctx, pf->inventory_path, pf->playbook_path, NULL,
+	    &err) != 0 || planfile_check_inputs(pf, ctx.inv, ctx.pb,
+	    &err) != 0)
 		goto fail;
 	r->pb = ctx.pb;
-	r->jobs = xcalloc(json_array_size(hosts) + 1, sizeof(*r->jobs));
+	r->pf = pf;
+	r->jobs = xcalloc(pf->nhosts + 1, sizeof(*r->jobs));
 	r->from_planfile = 1;
-	json_array_foreach(hosts, i, ph) {
-		outcome = json_string_value(json_object_get(ph, "outcome"));
-		if (outcome == NULL || strcmp(outcome, "pending") != 0) {
-			if ((o = planned_outcome(outcome)) < 0 || (name =
-			    json_string_value(json_object_get(ph, "name"))) ==
-			    NULL) {
-				err_set(&err, ENVCTL_EPARSE, "%s: host %zu has "
-				    "no name or an unknown outcome", path, i);
-				goto fail;
-			}
-			report_count_outcome(&c, (enum outcome)o);
-			job_planned(&r->jobs[r->njobs++], name,
-			    (enum outcome)o, NULL);
+	/* Every host is checked before any is contacted. */
+	for (i = 0; i < pf->nhosts; i++) {
+		ph = &pf->hosts[i];
+		r->jobs[i].run = r;
+		r->njobs++;
+		if (ph->outcome != ENVCTL_OUT_PENDING) {
+			report_count_outcome(&c, ph->outcome);
+			job_planned(&r->jobs[i], ph->name, ph->outcome, NULL);
 			continue;
 		}
-		if (plan_job(&r->jobs[r->njobs], ph, &ctx, &err) != 0) {
+		if (plan_job(&r->jobs[i], ph, &ctx, &err) != 0) {
 			err_context(&err, "%s", path);
-			r->njobs++;
 			goto fail;
 		}
-		r->njobs++;
 	}
 	if (r->njobs > 0)
 		run_jobs(r, a->forks);
@@ -475,28 +460,6 @@ out:
 	return code;
 }
 
-/* A JSON plan file, or NULL when path is something else (an inventory). */
-static json_t *
-load_planfile(const char *path)
-{
-	struct buf b;
-	json_t *doc = NULL, *kind;
-
-	buf_init(&b, PLANFILE_MAX);
-	if (buf_read_file(&b, path, NULL) == 0 && b.len > 0 &&
-	    b.data[strspn(b.data, " \t\r\n")] == '{') {
-		doc = json_loadb(b.data, b.len, 0, NULL);
-		kind = json_object_get(doc, "kind");
-		if (!json_is_string(kind) ||
-		    strcmp(json_string_value(kind), "envctl-plan") != 0) {
-			json_decref(doc);
-			doc = NULL;
-		}
-	}
-	buf_wipe(&b);
-	return doc;
-}
-
 int
 cmd_apply(int argc, char **argv)
 {
@@ -506,8 +469,10 @@ cmd_apply(int argc, char **argv)
 	struct run r;
 	char host[256];
 	char **operands = xcalloc((size_t)argc, sizeof(char *));
-	json_t *plan;
-	int nops, code, yes = 0, lock_timeout = 30;
+	struct planfile pf = { 0 };
+	struct agent_binary ab;
+	struct err err = ENVCTL_ERR_INIT;
+	int nops, code, yes = 0, lock_timeout = 30, is_plan = 0;
 
 	cmd_fleet_options(opts, &a);
 	opts[ENVCTL_FLEET_NOPTS] = (struct opt){ 'y', "yes",
@@ -549,25 +514,24 @@ cmd_apply(int argc, char **argv)
 	 * keep --timeout.
 	 */
 	r.ao.change_timeout = apply_change_timeout(a.timeout, lock_timeout);
-	if ((plan = load_planfile(operands[0])) != NULL) {
-		struct agent_binary ab;
-		struct err err = ENVCTL_ERR_INIT;
-
+	if (planfile_load(&pf, &is_plan, operands[0], &err) != 0) {
+		out_errors(&err);
+		code = ENVCTL_EXIT_FAIL;
+	} else if (is_plan) {
 		if (agent_binary_load(&ab, NULL, &err) != 0) {
 			out_errors(&err);
-			err_release(&err);
-			json_decref(plan);
 			code = ENVCTL_EXIT_FAIL;
 			goto out;
 		}
 		lo.agent = &ab;
-		code = apply_planfile(operands[0], plan, &a, &r);
+		code = apply_planfile(operands[0], &pf, &a, &r);
 		agent_binary_release(&ab);
-		json_decref(plan);
 	} else {
 		code = apply_inventory(operands[0], &a, yes, &r, &lo);
 	}
 out:
+	planfile_release(&pf);
+	err_release(&err);
 	free(operands);
 	return code;
 }

@@ -5,11 +5,9 @@
  * run lock so that overlapping cron runs never pile up.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,6 +27,7 @@
 #include "controller/plan.h"
 #include "controller/playbook.h"
 #include "controller/report.h"
+#include "controller/runlock.h"
 
 static const char *const usage[] = {
 	"envctl drift INVENTORY [--report FILE] [--metrics-file FILE] "
@@ -166,47 +165,6 @@ next:
 	vis_release(&vs);
 }
 
-/* Takes the run lock; ENVCTL_ELOCKED when a previous run holds it. */
-static int
-run_lock(const char *path, int *fd, struct err *err)
-{
-	struct buf who = ENVCTL_BUF_INIT;
-	char held[128];
-	ssize_t n;
-
-	if ((*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
-	    0644)) < 0)
-		return err_errno(err, ENVCTL_ESYS, errno, "cannot open the "
-		    "lock '%s'", path);
-	if (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
-		n = pread(*fd, held, sizeof(held) - 1, 0);
-		held[n > 0 ? n : 0] = '\0';
-		held[strcspn(held, "\n")] = '\0';
-		return err_set(err, ENVCTL_ELOCKED, "the previous drift run "
-		    "still holds '%s' (%s); not starting", path,
-		    held[0] != '\0' ? held : "pid unknown");
-	}
-	if (ftruncate(*fd, 0) == 0) {
-		buf_addf(&who, "pid %ld\n", (long)getpid());
-		n = pwrite(*fd, who.data, who.len, 0);
-		(void)n;
-	}
-	buf_release(&who);
-	return 0;
-}
-
-static char *
-default_lock(void)
-{
-	const char *x = getenv("XDG_RUNTIME_DIR");
-
-	if (getuid() == 0)
-		return xstrdup("/run/lock/envctl-drift.lock");
-	if (x == NULL || x[0] == '\0')
-		return xasprintf("/tmp/envctl-drift-%ld.lock", (long)getuid());
-	return xasprintf("%s/envctl-drift.lock", x);
-}
-
 static double
 now_seconds(int clock)
 {
@@ -254,11 +212,12 @@ cmd_drift(int argc, char **argv)
 	struct err err = ENVCTL_ERR_INIT, e2 = ENVCTL_ERR_INIT;
 	struct buf out = ENVCTL_BUF_INIT, bad = ENVCTL_BUF_INIT;
 	struct run r;
-	char host[256], *lockpath = NULL;
+	struct runlock rl = { -1, NULL };
+	char host[256];
 	char **operands = xcalloc((size_t)argc, sizeof(char *));
 	double started, t0;
 	size_t n = 0, i, nh = 0, drifted = 0, failed = 0;
-	int nops, code, dofix = 0, lockfd = -1;
+	int nops, code, dofix = 0;
 	int lock_timeout = -1;		/* -1: not given (30) */
 
 	memset(&r, 0, sizeof(r));
@@ -270,9 +229,9 @@ cmd_drift(int argc, char **argv)
 	    ENVCTL_OPT_STRING, &metrics, "FILE", "write a Prometheus "
 	    "node_exporter textfile, atomically", 0, 0 };
 	opts[ENVCTL_FLEET_NOPTS + 2] = (struct opt){ 0, "lock",
-	    ENVCTL_OPT_STRING, &lock, "FILE", "run lock (default "
-	    "/run/lock/envctl-drift.lock for root, else in "
-	    "$XDG_RUNTIME_DIR)", 0, 0 };
+	    ENVCTL_OPT_STRING, &lock, "FILE", "run lock, in a directory only "
+	    "you can enter (default /run/envctl/drift.lock for root, else "
+	    "in $XDG_RUNTIME_DIR/envctl or ~/.cache/envctl)", 0, 0 };
 	opts[ENVCTL_FLEET_NOPTS + 3] = (struct opt){ 0, "fix",
 	    ENVCTL_OPT_FLAG, &dofix, NULL, "apply to the drifted hosts, as "
 	    "apply --yes does", 0, 0 };
@@ -296,8 +255,8 @@ cmd_drift(int argc, char **argv)
 	r.verbose = a.verbose;
 	r.ro.show_diff = 1;
 	r.ro.verbose = 0;
-	lockpath = lock != NULL ? xstrdup(lock) : default_lock();
-	if (run_lock(lockpath, &lockfd, &err) != 0) {
+	/* Only another drift run is "busy" (75); any other holder fails. */
+	if (runlock_acquire(&rl, lock, &err) != 0) {
 		if (!a.quiet)
 			out_errors(&err);
 		code = err.code == ENVCTL_ELOCKED ? ENVCTL_EXIT_BUSY :
@@ -387,8 +346,7 @@ cmd_drift(int argc, char **argv)
 	else
 		code = ENVCTL_EXIT_OK;
 out:
-	if (lockfd >= 0)
-		close(lockfd);
+	runlock_release(&rl);
 	for (i = 0; i < nh; i++)
 		apply_result_release(&r.fixes[i]);
 	free(r.fixes);
@@ -399,7 +357,6 @@ out:
 	err_release(&err);
 	buf_release(&out);
 	buf_release(&bad);
-	free(lockpath);
 	free(operands);
 	return code;
 }

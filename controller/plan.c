@@ -164,8 +164,9 @@ plan_host(struct host_plan *hp, const struct host *h,
 		hp->outcome = ENVCTL_OUT_UNREACHABLE;
 		goto out;
 	}
-	if ((r = exchange(hp, l, pb, then, o->timeout * 1000, &hello, &read,
-	    &hp->err)) != 0)
+	/* The probe's deadline on the host ends before the controller's. */
+	if ((r = exchange(hp, l, pb, then, agentlink_host_ms(l), &hello,
+	    &read, &hp->err)) != 0)
 		goto out;
 	r = plan_read(hp, pb, hello, read);
 out:

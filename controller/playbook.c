@@ -302,6 +302,46 @@ stem(const char *path)
 	return xstrndup(base, n);
 }
 
+/* 1 when p has a ".." component. */
+static int
+has_dotdot(const char *p)
+{
+	size_t n;
+
+	for (; *p != '\0'; p += n + (p[n] == '/')) {
+		n = strcspn(p, "/");
+		if (n == 2 && p[0] == '.' && p[1] == '.')
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Checks the 'path' key (node n) that get_string() copied to pb->target:
+ * "auto" (target NULL), or an absolute path without a NUL byte and
+ * without ".." (the agent resolves links, not "..": a path that climbs
+ * names another file than it seems to).
+ */
+static void
+check_path(struct loadctx *c, const struct ynode *n)
+{
+	struct playbook *pb = c->pb;
+
+	if (pb->target == NULL || n == NULL)
+		return;
+	if (strlen(pb->target) != n->len)
+		bad(c, ENVCTL_EINVALID, n, "'path' must not hold a NUL byte");
+	else if (strcmp(pb->target, "auto") == 0) {
+		free(pb->target);
+		pb->target = NULL;
+	} else if (pb->target[0] != '/')
+		bad(c, ENVCTL_EINVALID, n, "'path' must be 'auto' or an "
+		    "absolute path, not '%s'", pb->target);
+	else if (has_dotdot(pb->target))
+		bad(c, ENVCTL_EINVALID, n, "'path' must not have a '..' "
+		    "component, not '%s'", pb->target);
+}
+
 int
 playbook_load(struct playbook **out, const char *path, struct err *err)
 {
@@ -339,12 +379,7 @@ playbook_load(struct playbook **out, const char *path, struct err *err)
 	get_string(&c, root, "description", &pb->description);
 	get_string(&c, root, "interpreter", &pb->interpreter);
 	get_string(&c, root, "path", &pb->target);
-	if (pb->target != NULL && strcmp(pb->target, "auto") == 0) {
-		free(pb->target);
-		pb->target = NULL;
-	} else if (pb->target != NULL && pb->target[0] != '/')
-		bad(&c, ENVCTL_EINVALID, ymap_get(root, "path"), "'path' must "
-		    "be 'auto' or an absolute path, not '%s'", pb->target);
+	check_path(&c, ymap_get(root, "path"));
 	pb->mode = (enum playbook_mode)get_enum(&c, root, "mode", modes,
 	    ENVCTL_MODE_BLOCK);
 	pb->policy = (enum render_policy)get_enum(&c, root, "policy",

@@ -312,6 +312,8 @@ report_apply_result(struct buf *b, const struct apply_result *ar,
 		    ar->backup_id != NULL ? ar->backup_id : "-"));
 	else if (ar->backup_id != NULL)
 		buf_addf(b, " (backup %s)", vis_str(&v, ar->backup_id));
+	else if (ar->note != NULL)
+		buf_addf(b, " (%s)", vis_str(&v, ar->note));
 	if (ar->err.code != 0) {
 		err_format(&ar->err, &e);
 		msg = e.data;

@@ -24,14 +24,20 @@
  *      only, TCP_NODELAY, SSH_OPTIONS_TIMEOUT = --timeout (so --timeout
  *      wins over ConnectTimeout), libssh logging off.
  *
- * Deadlines.  ssh_connect() runs in blocking mode and is bounded by
- * SSH_OPTIONS_TIMEOUT (TCP connect, banner and key exchange together).
- * From then on every step arms a per-connection watchdog thread with the
- * step's deadline; when the deadline passes while the owner is still
- * inside libssh (a stalled peer; SFTP has no timeout at all), the watchdog
- * shuts our duplicate of the socket down, libssh sees the connection end
- * and the call returns.  The duplicate fd is ours, closed only after the
- * watchdog stopped, so the watchdog can never hit a descriptor number that
+ * Deadlines.  A step's deadline is the earlier of its own timeout (from
+ * the step's start, renewed by progress) and the whole host's deadline,
+ * which the caller fixes once (conn_params.deadline) and progress never
+ * moves: a peer that sends a byte now and then keeps a step alive, never
+ * the host.  ssh_connect() runs in blocking mode and is bounded by
+ * SSH_OPTIONS_TIMEOUT (TCP connect, banner and key exchange together; set
+ * to what is left of the host's deadline when that is less; libssh counts
+ * it over the whole connect, not per packet).  From then on every step
+ * arms a per-connection watchdog thread with the step's deadline; when
+ * the deadline passes while the owner is still inside libssh (a stalled
+ * peer; SFTP has no timeout at all), the watchdog shuts our duplicate
+ * of the socket down, libssh sees the connection end and the call
+ * returns.  The duplicate fd is ours, closed only after the watchdog
+ * stopped, so the watchdog can never hit a descriptor number that
  * libssh closed and the process reused.  Channel I/O itself never blocks
  * inside libssh: the channel's data callback moves stdout and stderr into
  * our buffers as packets are processed (so nothing waits unseen in
@@ -79,7 +85,8 @@
 #include "common/err.h"
 #include "common/xmalloc.h"
 
-#define ENVCTL_CONN_CHUNK	(32 * 1024)	/* channel writes; SFTP writes */
+/* Channel writes; SFTP writes. */
+#define ENVCTL_CONN_CHUNK	(32 * 1024)
 /*
  * libssh 0.10 waits for the status of every SFTP write: one round trip
  * each.  A server that announces limits@openssh.com (OpenSSH 8.6+) takes
@@ -119,6 +126,7 @@ struct host_conn {
 	struct ssh_callbacks_struct cb;
 	ssh_channel	 chan;
 	struct ssh_channel_callbacks_struct chan_cb;
+	char		 exit_signal[32]; /* "KILL", or "" */
 	sftp_session	 sftp;
 	char		*cmd;		/* shortened, for messages */
 	struct buf	 what;		/* the current step */
@@ -286,7 +294,7 @@ step_deadline(struct host_conn *c, int64_t from)
 {
 	c->deadline = from + (int64_t)c->timeout * 1000;
 	c->host_bound = false;
-	if (c->host_deadline != 0 && c->host_deadline < c->deadline) {
+	if (c->host_deadline != 0 && c->host_deadline <= c->deadline) {
 		c->deadline = c->host_deadline;
 		c->host_bound = true;
 	}
@@ -407,9 +415,9 @@ conn_fail(struct host_conn *c, int code, int sftp_st, struct err *err,
 	    code == ENVCTL_ETIMEOUT) {
 		code = ENVCTL_ETIMEOUT;
 		if (c->host_bound)
-			err_set(err, code, "timed out after %d s (the limit "
-			    "for the whole host) while %s", c->host_timeout,
-			    what.data);
+			err_set(err, code, "did not finish in %d s (deadline "
+			    "for the whole host): timed out while %s",
+			    c->host_timeout, what.data);
 		else
 			err_set(err, code, "timed out after %d s while %s",
 			    c->timeout, what.data);
@@ -1022,7 +1030,8 @@ proxy_words(struct host_conn *c)
 static int
 configure(struct host_conn *c, const struct conn_params *p, struct err *err)
 {
-	long timeout = c->timeout;
+	long timeout = c->timeout, usec;
+	int64_t ms;
 	int yes = 1, no = 0, rc;
 	bool process = false;
 	unsigned int port = 22;
@@ -1082,14 +1091,22 @@ configure(struct host_conn *c, const struct conn_params *p, struct err *err)
 		}
 		/* authenticate() offers it first, on its own. */
 	}
-	if (c->host_timeout > 0 && c->host_timeout < timeout)
-		timeout = c->host_timeout;
+	/* libssh adds the two: what is left of the host's, to the ms. */
+	ms = (int64_t)timeout * 1000;
+	if (c->host_deadline != 0 && c->host_deadline - now_ms() < ms)
+		ms = c->host_deadline - now_ms();
+	if (ms < 1)
+		ms = 1;
+	timeout = (long)(ms / 1000);
+	usec = (long)(ms % 1000) * 1000;
 	if (p->known_hosts != NULL && (rc = set_opt(c,
 	    SSH_OPTIONS_KNOWNHOSTS, p->known_hosts, "known_hosts", err)) != 0)
 		return rc;
 	if ((rc = set_opt(c, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, "/dev/null",
 	    "the global known_hosts", err)) != 0 ||
 	    (rc = set_opt(c, SSH_OPTIONS_TIMEOUT, &timeout, "the timeout",
+	    err)) != 0 ||
+	    (rc = set_opt(c, SSH_OPTIONS_TIMEOUT_USEC, &usec, "the timeout",
 	    err)) != 0 ||
 	    (rc = set_opt(c, SSH_OPTIONS_NODELAY, &yes, "TCP_NODELAY",
 	    err)) != 0 ||
@@ -1232,6 +1249,19 @@ conn_set_timeout(struct host_conn *c, int seconds)
 	c->timeout = seconds > 0 ? seconds : ENVCTL_CONN_DEFAULT_TIMEOUT;
 }
 
+void
+conn_set_deadline(struct host_conn *c, long long deadline, int seconds)
+{
+	c->host_deadline = deadline;
+	c->host_timeout = deadline != 0 ? seconds : 0;
+}
+
+long long
+conn_deadline(const struct host_conn *c)
+{
+	return c->host_deadline;
+}
+
 int
 conn_open(struct host_conn **out, const struct conn_params *p,
     struct err *err)
@@ -1244,7 +1274,9 @@ conn_open(struct host_conn **out, const struct conn_params *p,
 	c->host = xstrdup(p->host != NULL ? p->host : "?");
 	conn_set_timeout(c, p->timeout);
 	c->host_timeout = p->host_timeout > 0 ? p->host_timeout : 0;
-	if (p->host_timeout > 0)
+	if (p->deadline != 0)
+		c->host_deadline = p->deadline;
+	else if (p->host_timeout > 0)
 		c->host_deadline = t0 + (int64_t)p->host_timeout * 1000;
 	buf_init(&c->what, 0);
 	buf_init(&c->pending, ENVCTL_CONN_PENDING_MAX);
@@ -1328,6 +1360,27 @@ chan_data(ssh_session session, ssh_channel channel, void *data,
 	} else if (buf_add(&c->pending, data, len) != 0)
 		c->overflow = true;
 	return (int)len;
+}
+
+/* An exit-signal request: the command was killed ("KILL"). */
+static void
+chan_exit_signal(ssh_session session, ssh_channel channel,
+    const char *signal, int core, const char *errmsg, const char *lang,
+    void *userdata)
+{
+	struct host_conn *c = userdata;
+	size_t n = signal != NULL ? strlen(signal) : 0;
+
+	(void)session;
+	(void)channel;
+	(void)core;
+	(void)errmsg;
+	(void)lang;
+	if (n >= sizeof(c->exit_signal))
+		n = sizeof(c->exit_signal) - 1;
+	if (n > 0)
+		memcpy(c->exit_signal, signal, n);
+	c->exit_signal[n] = '\0';
 }
 
 /*
@@ -1443,6 +1496,8 @@ conn_exec(struct host_conn *c, const char *cmd, struct err *err)
 	memset(&c->chan_cb, 0, sizeof(c->chan_cb));
 	c->chan_cb.userdata = c;
 	c->chan_cb.channel_data_function = chan_data;
+	c->chan_cb.channel_exit_signal_function = chan_exit_signal;
+	c->exit_signal[0] = '\0';
 	ssh_callbacks_init(&c->chan_cb);
 	ssh_set_channel_callbacks(c->chan, &c->chan_cb);
 	/* Nonblocking, so that we wait (and ACK) in our own loop. */
@@ -1627,6 +1682,12 @@ conn_exit(struct host_conn *c, int *status, struct err *err)
 out:
 	step_end(c);
 	return rc;
+}
+
+const char *
+conn_exit_signal(const struct host_conn *c)
+{
+	return c->exit_signal[0] != '\0' ? c->exit_signal : NULL;
 }
 
 const struct buf *

@@ -5,11 +5,14 @@
  * accept-new when asked) and authenticates without ever prompting (agent,
  * the given identity, ssh_config IdentityFile).  A connection then runs one
  * exec channel at a time, speaking raw bytes, and can upload a file through
- * SFTP.  Every blocking step is bounded by the connection's deadline
- * (--timeout), including SFTP, which libssh leaves unbounded: a watchdog
- * thread cuts the socket of a stalled connection.  A timed-out connection
- * is unusable afterwards.  A struct host_conn belongs to one thread at a
- * time; distinct connections may be used by distinct threads at once.
+ * SFTP.  Every blocking step is bounded by its own timeout and by the
+ * deadline of the whole host (--timeout: fixed when the host's job
+ * starts, never moved by progress, so a host that drips its bytes is cut
+ * all the same), including SFTP, which libssh leaves unbounded: a
+ * watchdog thread cuts the socket of a stalled connection.  A timed-out
+ * connection is unusable afterwards.  A struct host_conn belongs to one
+ * thread at a time; distinct connections may be used by distinct threads
+ * at once.
  * Errors: ENVCTL_ECONNECT, ENVCTL_EHOSTKEY, ENVCTL_EAUTH, ENVCTL_ETIMEOUT,
  * ENVCTL_EREMOTE (plus ENOTFOUND, ESYS, ETOOBIG...), with the host name set.
  */
@@ -28,8 +31,10 @@ struct host_conn;
  * NULL or 0 means "from ssh_config" for address, port, user; the given
  * values win over the config.  timeout bounds each step: the connect
  * (TCP, key exchange, host key and authentication together), each wait
- * for output, each write, each SFTP request; host_timeout, when > 0,
- * bounds the whole connection from conn_open() on.
+ * for output, each write, each SFTP request.  deadline, when not 0, is
+ * the whole host's (CLOCK_MONOTONIC ms, common/deadline.h) and
+ * host_timeout the seconds it stands for in messages; with deadline 0,
+ * host_timeout > 0 sets it to conn_open() + host_timeout.
  */
 struct conn_params {
 	const char	*host;		/* inventory name */
@@ -42,6 +47,7 @@ struct conn_params {
 	int		 accept_new;	/* --accept-new-host-keys */
 	int		 timeout;	/* seconds per step */
 	int		 host_timeout;	/* seconds in all; 0: none */
+	long long	 deadline;	/* of the whole host, ms; 0: none */
 };
 
 struct conn_stats {
@@ -96,8 +102,22 @@ int	conn_recv_any(struct host_conn *c, struct buf *out, struct err *err);
  * still unread is kept for conn_recv().
  */
 int	conn_exit(struct host_conn *c, int *status, struct err *err);
+/*
+ * The signal that killed the last command, as the server named it in its
+ * exit-signal request ("KILL", without "SIG"); NULL when none came.
+ */
+const char *conn_exit_signal(const struct host_conn *c);
 /* The per-step timeout of the steps that follow (<= 0: the default). */
 void	conn_set_timeout(struct host_conn *c, int seconds);
+/*
+ * Moves the whole host's deadline (CLOCK_MONOTONIC ms; 0: none), which
+ * messages call a limit of seconds: for a request that has a longer
+ * budget of its own (a change).  Nothing else ever moves it.
+ */
+void	conn_set_deadline(struct host_conn *c, long long deadline,
+	    int seconds);
+/* The whole host's deadline (0: none). */
+long long conn_deadline(const struct host_conn *c);
 /* What the current or last command wrote to stderr (first 1 MiB). */
 const struct buf *conn_stderr(const struct host_conn *c);
 /*

@@ -2,10 +2,10 @@
 # t-drift.sh - envctl drift for cron against real sshd hosts: silent and 0
 # when in sync; exit 2 with the host, the variable and a per-variable fleet
 # summary on drift; a stopped host on stderr and exit 1; Prometheus
-# textfile and JSON report that real parsers read; an overlapping run
-# exits 75 without touching a host; --fix converges only the drifted host,
-# and gives up on a host whose lock another envctl holds past
-# --lock-timeout.
+# textfile and JSON report that real parsers read; an overlapping drift
+# run exits 75 without touching a host, any other holder of the run lock
+# is named (exit 1); --fix converges only the drifted host, and gives up
+# on a host whose lock is held past --lock-timeout, naming the holder.
 
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -83,42 +83,78 @@ assert_eq "$rc" 1 "stopped host: exit status"
 assert_contains "$(cat "$E2E_TMP/err")" "gpu-03: unreachable" "stopped host named on stderr"
 assert_contains "$(cat "$E2E_TMP/out")" "gpu-02: NCCL_PROTO" "drift still reported beside it"
 
+# hold_flock FILE: a flock(1) holding FILE until unhold_flock (it reads a
+# FIFO until that closes); HOLDER its pid, once /proc/locks shows it.
+hold_flock() {
+	local i
+	rm -f "$E2E_TMP/h.fifo"
+	mkfifo "$E2E_TMP/h.fifo" || fatal "cannot make a FIFO"
+	exec {HOLD_FD}<>"$E2E_TMP/h.fifo"
+	flock -o "$1" cat <"$E2E_TMP/h.fifo" >/dev/null {HOLD_FD}>&- &
+	HOLDER=$!
+	for ((i = 0; i < 400; i++)); do
+		grep -q "FLOCK .* $HOLDER " /proc/locks && return 0
+		sleep 0.05	# polling /proc/locks for the holder
+	done
+	fatal "flock $1 did not take the lock"
+}
+unhold_flock() {
+	exec {HOLD_FD}>&-
+	wait "$HOLDER" 2>/dev/null
+}
+
 # --- an overlapping run exits 75 and touches no host -----------------------
+# The previous run is a real drift run, held up by the stopped gpu-03; it
+# has the lock once its record is in the file.
 accepted() { cat "$FLEET_DIR"/*/sshd.log | grep -c 'Accepted publickey'; }
-before=$(accepted)
-# The holder is the sleep itself (exec), so killing its PID frees the lock.
-(exec 9>"$E2E_TMP/drift.lock" && flock 9 && exec sleep 30) &
+kill -STOP "$pid"
+"${E[@]}" drift "$INV" "${KH[@]}" -l gpu-03 --timeout 30 >/dev/null 2>&1 &
 holder=$!
-sleep 0.3
+for ((i = 0; i < 400; i++)); do
+	grep -q "^pid=$holder " "$E2E_TMP/drift.lock" 2>/dev/null && break
+	pid_alive "$holder" || break
+	sleep 0.05	# polling the record the first run writes
+done
+before=$(accepted)
 start=$(date +%s)
 "${E[@]}" drift "$INV" "${KH[@]}" >"$E2E_TMP/out" 2>"$E2E_TMP/err"
 rc=$?
 kill "$holder" 2>/dev/null
 wait "$holder" 2>/dev/null
+kill -CONT "$pid"
 assert_eq "$rc" 75 "overlap: exit status"
 assert_contains "$(cat "$E2E_TMP/err")" "previous drift run still holds" "overlap: said on stderr"
 [ $(($(date +%s) - start)) -le 2 ] || fail "overlap: did not return at once"
 assert_eq "$(accepted)" "$before" "overlap: no host was contacted"
+# Anything else holding it is named, and a failure (exit 1), not 75.
+hold_flock "$E2E_TMP/drift.lock"
+"${E[@]}" drift "$INV" "${KH[@]}" >"$E2E_TMP/out" 2>"$E2E_TMP/err"
+rc=$?
+unhold_flock
+assert_eq "$rc" 1 "foreign holder: exit status"
+assert_contains "$(cat "$E2E_TMP/err")" "is held by pid $HOLDER (user root: flock -o $E2E_TMP/drift.lock cat), not by envctl" \
+    "foreign holder: named"
 
 # --- --fix waits --lock-timeout for another envctl's lock on a host -------
 out=$("${E[@]}" drift "$INV" "${KH[@]}" --lock-timeout 5 2>&1)
 assert_eq "$?" 64 "--lock-timeout without --fix: usage error"
 assert_contains "$out" "--lock-timeout is for --fix" "--lock-timeout without --fix: why"
-# gpu-02's lock as its agent takes it: /run/lock/envctl in its namespace.
-hl="$(host_dir gpu-02)/run-lock-envctl/%etc%python$FLEET_PYVER%sitecustomize.py.lock"
-(exec 9>"$hl" && flock 9 && exec sleep 30) &
-holder=$!
-sleep 0.3
+# gpu-02's lock as its agent takes it: /var/lib/envctl/locks in its
+# namespace (root's, 0700), held here by something that is not envctl.
+hl="$(host_dir gpu-02)/var-lib-envctl/locks"
+mkdir -p -m 0700 "$hl" || fatal "cannot make $hl"
+hl=$hl/%etc%python$FLEET_PYVER%sitecustomize.py.lock
+hold_flock "$hl"
 start=$(date +%s)
 out=$("${E[@]}" drift "$INV" "${KH[@]}" --fix --lock-timeout 1 2>&1)
 rc=$?
 took=$(($(date +%s) - start))
-kill "$holder" 2>/dev/null
-wait "$holder" 2>/dev/null
+unhold_flock
 note "$out"
 assert_eq "$rc" 1 "held host lock: --fix fails the host"
 assert_contains "$out" "gpu-02: failed" "held host lock: gpu-02 named"
-assert_contains "$out" "locked by another envctl" "held host lock: the reason"
+assert_contains "$out" "is held by pid $HOLDER (user root: flock -o $hl cat), not by envctl" \
+    "held host lock: the holder named"
 [ "$took" -le 6 ] || fail "held host lock: --lock-timeout 1 waited ${took}s"
 [ "$(host_hash gpu-02)" != "$(sha256 "$RIGHT")" ] ||
     fail "held host lock: gpu-02 was changed anyway"

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -600,7 +601,9 @@ START_TEST(test_apply_converges)
 	    strstr(lock, " controller=ctl-test time=") != NULL &&
 	    lock[strlen(lock) - 1] == '\n', "lock file says '%s'", lock);
 	ck_assert_int_eq(stat(s.lockdir, &bst), 0);
-	ck_assert_int_eq(bst.st_mode & 07777, 0755);
+	ck_assert_int_eq(bst.st_mode & 07777, 0700);
+	ck_assert_int_eq(stat(lockfile, &bst), 0);
+	ck_assert_int_eq(bst.st_mode & 07777, 0600);
 
 	/* Again: nothing to do, no new backup. */
 	reply = ask(apply_reqn(&s, good, goodlen));
@@ -842,7 +845,8 @@ validate_fails(int forked)
 		reply = ask(req);
 		if (v[i].msg == NULL) {
 			msg = xasprintf("the new file does not work: %s did "
-			    "not finish within 1.5 s", s.interp);
+			    "not finish starting in 1.5 s (sitecustomize "
+			    "hangs?)", s.interp);
 			assert_fail(reply, "EVERIFY", msg);
 			free(msg);
 		} else if (v[i].prefix)
@@ -1040,17 +1044,16 @@ START_TEST(test_verify_restores)
 	ck_assert_int_eq(st.st_mode & 07777, 0640);
 	ck_assert_int_eq(st.st_uid, st0.st_uid);
 	assert_no_leftovers(&s);
-	/* The backup made before the install stays. */
+	/* The backup made before the install went with the change. */
 	list = list_backups(&s);
-	ck_assert_uint_eq(json_array_size(list), 1);
-	ck_assert_str_eq(jstr(json_array_get(list, 0), "id"),
-	    jstr(reply, "detail.backup.id"));
+	ck_assert_uint_eq(json_array_size(list), 0);
+	ck_assert_ptr_null(jget(reply, "detail.backup"));
 	json_decref(list);
 	json_decref(reply);
 
 	/*
-	 * Every failed try backs the file up first; tried again and again
-	 * (drift --fix from cron), the store still keeps only `keep`.
+	 * Tried again and again (drift --fix from cron), each failed try
+	 * leaves the store as it was (test_failed_keeps_history).
 	 */
 	for (i = 0; i < 4; i++) {
 		req = apply_req(&s, good);
@@ -1060,7 +1063,7 @@ START_TEST(test_verify_restores)
 		ck_assert(jbool(reply, "detail.restored"));
 		json_decref(reply);
 	}
-	ck_assert_uint_eq(count_backups(&s), 2);
+	ck_assert_uint_eq(count_backups(&s), 0);
 	assert_file(s.real, seed, seedlen);
 
 	/* The file already holds the new bytes, yet does not work. */
@@ -1517,9 +1520,12 @@ struct holder {
 	char	*who;	/* what it wrote into the lock file */
 };
 
-/* Starts a process that holds the site's lock for ms milliseconds. */
+/*
+ * Starts a process that holds the site's lock for ms milliseconds, named
+ * comm ("envctl-agent": as another agent would; NULL: the test's own).
+ */
 static void
-hold_lock(struct holder *h, const struct site *s, int ms)
+hold_lock(struct holder *h, const struct site *s, int ms, const char *comm)
 {
 	char *name = xasprintf("%s.lock", s->real), *path, *p;
 	int fd, sync[2];
@@ -1528,12 +1534,14 @@ hold_lock(struct holder *h, const struct site *s, int ms)
 	for (p = name; *p != '\0'; p++)
 		if (*p == '/')
 			*p = '%';
-	mkdir(s->lockdir, 0755);
+	mkdir(s->lockdir, 0700);
 	path = xasprintf("%s/%s", s->lockdir, name);
 	ck_assert_int_eq(pipe(sync), 0);
 	if ((h->pid = fork()) == 0) {
 		close(sync[0]);
-		fd = open(path, O_RDWR | O_CREAT, 0644);
+		if (comm != NULL)
+			prctl(PR_SET_NAME, comm, 0, 0, 0);
+		fd = open(path, O_RDWR | O_CREAT, 0600);
 		if (fd == -1 || flock(fd, LOCK_EX) == -1)
 			_exit(1);
 		dprintf(fd, "pid=%ld controller=helper "
@@ -1574,7 +1582,7 @@ START_TEST(test_lock)
 	site_init(&s, "import os\n", 1);
 
 	/* Held for long: the apply gives up after lock_timeout_ms. */
-	hold_lock(&h, &s, 20000);
+	hold_lock(&h, &s, 20000, "envctl-agent");
 	req = apply_req(&s, good);
 	json_object_set_new(req, "lock_timeout_ms", json_integer(300));
 	t0 = now_ms();
@@ -1590,7 +1598,7 @@ START_TEST(test_lock)
 	assert_absent(s.backups);
 
 	/* Held for a while: the apply waits, then goes ahead. */
-	hold_lock(&h, &s, 700);
+	hold_lock(&h, &s, 700, "envctl-agent");
 	t0 = now_ms();
 	reply = ask(apply_req(&s, good));
 	dt = now_ms() - t0;
@@ -1616,20 +1624,86 @@ START_TEST(test_lock)
 	assert_ok(reply);
 	json_decref(reply);
 	ck_assert_int_eq(stat(fallback, &st), 0);
-	/* ... and so does a lock directory others may write to. */
+	/* A lock directory others may enter is refused, never used. */
 	ck_assert_int_eq(unlink(fallback), 0);
-	ck_assert_int_eq(chmod(s.lockdir, 0777), 0);
+	ck_assert_int_eq(chmod(s.lockdir, 0755), 0);
 	free(good);
 	good = good_file(3);
 	reply = ask(apply_req(&s, good));
-	assert_ok(reply);
+	free(msg);
+	msg = xasprintf("lock directory '%s' has mode 0755, which lets "
+	    "others open its lock files (want 0700): refusing it", s.lockdir);
+	assert_fail(reply, "EINVALID", msg);
 	json_decref(reply);
-	ck_assert_int_eq(stat(fallback, &st), 0);
+	ck_assert_int_ne(stat(fallback, &st), 0);
+	ck_assert_int_eq(chmod(s.lockdir, 0700), 0);
 	site_release(&s);
 	free(good);
 	free(msg);
 	free(name);
 	free(fallback);
+}
+END_TEST
+
+/*
+ * Held by something that is not envctl: named by pid, user and command.
+ * A symlink planted at the lock file's path is never followed.
+ */
+START_TEST(test_lock_foreign)
+{
+	struct site s;
+	struct holder h;
+	struct passwd *pw = getpwuid(geteuid());
+	json_t *req, *reply;
+	char *good = good_file(1), *msg, *cmd, *name, *path, *p, *victim;
+	size_t n, i;
+
+	site_init(&s, "import os\n", 0);
+	hold_lock(&h, &s, 20000, NULL);
+	req = apply_req(&s, good);
+	json_object_set_new(req, "lock_timeout_ms", json_integer(100));
+	reply = ask(req);
+	/* The holder is a fork of this test: its cmdline is ours. */
+	cmd = tu_read("/proc/self/cmdline", &n);
+	ck_assert_ptr_nonnull(cmd);
+	while (n > 0 && cmd[n - 1] == '\0')
+		n--;
+	for (i = 0; i < n; i++)
+		if (cmd[i] == '\0')
+			cmd[i] = ' ';
+	cmd[n] = '\0';
+	ck_assert_ptr_nonnull(pw);
+	msg = xasprintf("the lock of '%s' is held by pid %ld (user %s: %s), "
+	    "not by envctl", s.real, (long)h.pid, pw->pw_name, cmd);
+	assert_fail(reply, "ELOCKED", msg);
+	json_decref(reply);
+	holder_end(&h);
+	assert_file(s.real, "import os\n", 10);
+
+	/* A symlink at the lock path: not followed, nothing made there. */
+	name = xasprintf("%s.lock", s.real);
+	for (p = name; *p != '\0'; p++)
+		if (*p == '/')
+			*p = '%';
+	path = xasprintf("%s/%s", s.lockdir, name);
+	victim = xasprintf("%s/victim", s.dir);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(symlink(victim, path), 0);
+	reply = ask(apply_req(&s, good));
+	free(msg);
+	msg = xasprintf("cannot open the lock file '%s/%s'", s.lockdir,
+	    name);
+	assert_fail_prefix(reply, "ESYS", msg);
+	json_decref(reply);
+	assert_absent(victim);
+	assert_file(s.real, "import os\n", 10);
+	site_release(&s);
+	free(good);
+	free(msg);
+	free(cmd);
+	free(name);
+	free(path);
+	free(victim);
 }
 END_TEST
 
@@ -1646,7 +1720,7 @@ START_TEST(test_lock_sigterm)
 	ssize_t n;
 
 	site_init(&s, "import os\n", 0);
-	hold_lock(&h, &s, 20000);
+	hold_lock(&h, &s, 20000, "envctl-agent");
 	req = apply_req(&s, good);
 	json_object_set_new(req, "lock_timeout_ms", json_integer(20000));
 	agent = agent_start(req, &to, &from);
@@ -1734,6 +1808,7 @@ START_TEST(test_same_second)
 	int k;
 
 	site_init(&s, "import os\n", 0);
+	ck_assert_int_eq(chmod(s.real, 0644), 0);
 	sha = hex_sha256("import os\n", 10);
 	/* Complete backups already hold this second's id and the next. */
 	now = time(NULL);
@@ -1746,8 +1821,9 @@ START_TEST(test_same_second)
 		id = xasprintf("%s-%.12s", stamp, sha);
 		free(tu_writes(s.store, id, "import os\n"));
 		meta = xasprintf("%s.json", id);
+		/* Mode 0600: another version than the file (0644). */
 		js = xasprintf("{\"id\":\"%s\",\"seq\":%d,\"absent\":false,"
-		    "\"size\":10,\"mode\":420,\"uid\":0,\"gid\":0}", id,
+		    "\"size\":10,\"mode\":384,\"uid\":0,\"gid\":0}", id,
 		    k + 1);
 		free(tu_writes(s.store, meta, js));
 		free(id);
@@ -2118,6 +2194,246 @@ START_TEST(test_bad_args)
 }
 END_TEST
 
+/* ---- backups keep history (issue 16) ---- */
+
+/* Applies text with keep; returns the reply (asserted ok). */
+static json_t *
+apply_keep(const struct site *s, const char *text, int keep)
+{
+	json_t *req = apply_req(s, text), *reply;
+
+	json_object_set_new(jget(req, "backup"), "keep", json_integer(keep));
+	reply = ask(req);
+	assert_ok(reply);
+	return reply;
+}
+
+/* The ids the agent lists, newest first, as one "a b c" string. */
+static char *
+backup_ids(const struct site *s)
+{
+	struct buf b = ENVCTL_BUF_INIT;
+	json_t *list = list_backups(s), *m;
+	size_t i;
+
+	json_array_foreach(list, i, m)
+		buf_addf(&b, "%s%s", i > 0 ? " " : "", jstr(m, "id"));
+	json_decref(list);
+	return buf_detach(&b, NULL);
+}
+
+/* Puts (text) or removes (NULL) the file that shadows the site's. */
+static void
+shadow_put(const struct site *s, const char *text)
+{
+	char *path = xasprintf("%s/sitecustomize.py", s->shadow);
+
+	if (text != NULL)
+		free(tu_writes(s->shadow, "sitecustomize.py", text));
+	else
+		ck_assert_int_eq(unlink(path), 0);
+	free(path);
+}
+
+#define SHADOW_SIMPLE	"import os\nos.environ['NCCL_PROTO'] = 'Simple'\n"
+
+/*
+ * Eleven failed verifications (drift --fix on a shadowed host) leave
+ * every older distinct backup and add none.
+ */
+START_TEST(test_failed_keeps_history)
+{
+	struct site s;
+	json_t *reply, *req;
+	char *text, *before, *after, *cur;
+	int i;
+
+	site_init(&s, "import os\n", 1);
+	for (i = 1; i <= 3; i++) {
+		text = good_file(i);
+		json_decref(apply_keep(&s, text, 3));
+		free(text);
+	}
+	before = backup_ids(&s);
+	ck_assert_uint_eq(count_backups(&s), 3);
+	cur = good_file(3);
+	shadow_put(&s, SHADOW_SIMPLE);
+	text = good_file(4);
+	for (i = 0; i < 11; i++) {
+		req = apply_req(&s, text);
+		json_object_set_new(jget(req, "backup"), "keep",
+		    json_integer(3));
+		reply = ask(req);
+		assert_fail_prefix(reply, "EVERIFY", "verification failed: ");
+		ck_assert(jbool(reply, "detail.restored"));
+		/* Made for the change, removed with it. */
+		ck_assert_ptr_null(jget(reply, "detail.backup"));
+		json_decref(reply);
+		assert_file(s.real, cur, strlen(cur));
+	}
+	after = backup_ids(&s);
+	ck_assert_str_eq(after, before);
+	/* Exactly the three pairs, no leftover. */
+	ck_assert_int_eq(count_entries(s.store, ""), 6);
+	assert_no_leftovers(&s);
+	site_release(&s);
+	free(text);
+	free(cur);
+	free(before);
+	free(after);
+}
+END_TEST
+
+/*
+ * A file identical to the newest backup (bytes, mode, owner) is not saved
+ * again: the change names that backup, and a failed change keeps it.  The
+ * same bytes with another mode are another version.
+ */
+START_TEST(test_backup_not_twice)
+{
+	struct site s;
+	json_t *reply, *list;
+	char *g1 = good_file(1), *g2 = good_file(2), *id0;
+
+	site_init(&s, g2, 0);
+	ck_assert_int_eq(chmod(s.real, 0644), 0);
+	reply = apply_keep(&s, g1, 10);
+	id0 = xstrdup(jstr(reply, "backup.id"));
+	json_decref(reply);
+	/* Someone puts the old file back, same mode. */
+	site_put(&s, g2, strlen(g2));
+	reply = apply_keep(&s, g1, 10);
+	ck_assert(jbool(reply, "changed"));
+	ck_assert_str_eq(jstr(reply, "backup.id"), id0);
+	json_decref(reply);
+	ck_assert_uint_eq(count_backups(&s), 1);
+	ck_assert_int_eq(count_entries(s.store, ""), 2);
+
+	/* A failed change names the backup it reused, and keeps it. */
+	site_put(&s, g2, strlen(g2));
+	shadow_put(&s, SHADOW_SIMPLE);
+	reply = ask(apply_req(&s, g1));
+	assert_fail_prefix(reply, "EVERIFY", "verification failed: ");
+	ck_assert(jbool(reply, "detail.restored"));
+	ck_assert_str_eq(jstr(reply, "detail.backup.id"), id0);
+	json_decref(reply);
+	ck_assert_uint_eq(count_backups(&s), 1);
+	ck_assert_int_eq(count_entries(s.store, ""), 2);
+	assert_file(s.real, g2, strlen(g2));
+	shadow_put(&s, NULL);
+
+	/* The same bytes, another mode: a new version. */
+	ck_assert_int_eq(chmod(s.real, 0600), 0);
+	reply = apply_keep(&s, g1, 10);
+	ck_assert_str_ne(jstr(reply, "backup.id"), id0);
+	json_decref(reply);
+	list = list_backups(&s);
+	ck_assert_int_eq(jint(json_array_get(list, 0), "mode"), 0600);
+	json_decref(list);
+	ck_assert_uint_eq(count_backups(&s), 2);
+	site_release(&s);
+	free(g1);
+	free(g2);
+	free(id0);
+}
+END_TEST
+
+/*
+ * Backups of versions C, A, B, A (oldest first) with keep 3: the older A
+ * goes, C stays; counting entries instead of versions would drop C.
+ */
+START_TEST(test_prune_distinct)
+{
+	struct site s;
+	json_t *reply, *list;
+	char *text, *ids[4], *expect;
+	static const int order[] = { 1, 2, 1, 4 };
+	char *pa, *pb, *da, *db;
+	size_t i, j, la, lb;
+
+	text = good_file(3);
+	site_init(&s, text, 0);
+	free(text);
+	for (i = 0; i < 4; i++) {
+		text = good_file(order[i]);
+		reply = apply_keep(&s, text, 3);
+		ids[i] = xstrdup(jstr(reply, "backup.id"));
+		json_decref(reply);
+		free(text);
+	}
+	/* Newest A (ids[3]), B (ids[2]), C (ids[0]); the old A is gone. */
+	expect = xasprintf("%s %s %s", ids[3], ids[2], ids[0]);
+	text = backup_ids(&s);
+	ck_assert_str_eq(text, expect);
+	free(text);
+	free(expect);
+	ck_assert_int_eq(count_entries(s.store, ""), 6);
+	/* The three kept are three versions, byte for byte. */
+	list = list_backups(&s);
+	for (i = 0; i < 3; i++)
+		for (j = i + 1; j < 3; j++) {
+			pa = xasprintf("%s/%s", s.store,
+			    jstr(json_array_get(list, i), "id"));
+			pb = xasprintf("%s/%s", s.store,
+			    jstr(json_array_get(list, j), "id"));
+			da = tu_read(pa, &la);
+			db = tu_read(pb, &lb);
+			ck_assert(da != NULL && db != NULL);
+			ck_assert(la != lb || memcmp(da, db, la) != 0);
+			free(da);
+			free(db);
+			free(pa);
+			free(pb);
+		}
+	json_decref(list);
+	site_release(&s);
+	for (i = 0; i < 4; i++)
+		free(ids[i]);
+}
+END_TEST
+
+/*
+ * The loser of two applies: under the lock it finds not what it read but
+ * what it wanted, installed by the winner.  That is ok, not a conflict;
+ * no backup is made.  Other bytes are still a conflict (test_cas).
+ */
+START_TEST(test_cas_loser)
+{
+	struct site s;
+	json_t *req, *reply;
+	char *good = good_file(1);
+
+	site_init(&s, "import os\n", 1);
+	req = apply_req(&s, good);
+	/* The winner's change, made between our read and our lock. */
+	site_put(&s, good, strlen(good));
+	reply = ask(req);
+	assert_ok(reply);
+	ck_assert(!jbool(reply, "changed"));
+	ck_assert_str_eq(jstr(reply, "note"), "already as desired; changed "
+	    "by another run meanwhile");
+	ck_assert_str_eq(jstr(reply, "real"), s.real);
+	assert_values(jget(reply, "verify.values"));
+	json_decref(reply);
+	assert_absent(s.backups);
+	assert_file(s.real, good, strlen(good));
+	assert_no_leftovers(&s);
+
+	/* It read "absent"; the winner created the file. */
+	ck_assert_int_eq(unlink(s.real), 0);
+	req = apply_req(&s, good);
+	site_put(&s, good, strlen(good));
+	reply = ask(req);
+	assert_ok(reply);
+	ck_assert(!jbool(reply, "changed"));
+	ck_assert_ptr_nonnull(jstr(reply, "note"));
+	json_decref(reply);
+	assert_absent(s.backups);
+	site_release(&s);
+	free(good);
+}
+END_TEST
+
 static void
 add_apply_tests(TCase *tc)
 {
@@ -2160,12 +2476,17 @@ main(void)
 	tcase_add_test(fa, test_faults);
 	tcase_add_test(fa, test_faults_not_compiled);
 	tcase_add_test(lk, test_lock);
+	tcase_add_test(lk, test_lock_foreign);
 	tcase_add_test(lk, test_lock_sigterm);
 	tcase_add_test(bk, test_prune_keep);
 	tcase_add_test(bk, test_same_second);
 	tcase_add_test(bk, test_rollback);
 	tcase_add_test(bk, test_rollback_nothing);
 	tcase_add_test(bk, test_backups_list);
+	tcase_add_test(bk, test_failed_keeps_history);
+	tcase_add_test(bk, test_backup_not_twice);
+	tcase_add_test(bk, test_prune_distinct);
+	tcase_add_test(bk, test_cas_loser);
 	suite_add_tcase(s, ap);
 	suite_add_tcase(s, apc);
 	suite_add_tcase(s, fs);

@@ -272,6 +272,44 @@ START_TEST(test_find)
 }
 END_TEST
 
+/* An explicit path with '..' or a NUL byte is refused where it is. */
+START_TEST(test_path_refused)
+{
+	static const struct {
+		const char	*text;
+		const char	*want;
+	} cases[] = {
+		{ "env: {A: x}\npath: /usr/lib/../../etc/shadow\n",
+		  "pb.yaml:2:7: 'path' must not have a '..' component, not "
+		  "'/usr/lib/../../etc/shadow'" },
+		{ "env: {A: x}\npath: /usr/lib/python3/..\n",
+		  "pb.yaml:2:7: 'path' must not have a '..' component" },
+		{ "env: {A: x}\npath: \"/usr/lib/\\0/sitecustomize.py\"\n",
+		  "pb.yaml:2:7: 'path' must not hold a NUL byte" },
+		{ "env: {A: x}\npath: \"auto\\0\"\n",
+		  "pb.yaml:2:7: 'path' must not hold a NUL byte" },
+	};
+	struct err err = ENVCTL_ERR_INIT;
+	struct playbook *pb;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ck_assert_int_eq(load(cases[i].text, &pb, &err),
+		    ENVCTL_EINVALID);
+		assert_err(&err, cases[i].want);
+		err_release(&err);
+	}
+	/* '..' inside a name is a name; auto stays auto. */
+	ck_assert_int_eq(load("env: {A: x}\npath: /opt/a..b/x.py\n", &pb,
+	    &err), 0);
+	ck_assert_str_eq(pb->target, "/opt/a..b/x.py");
+	playbook_free(pb);
+	ck_assert_int_eq(load("env: {A: x}\npath: auto\n", &pb, &err), 0);
+	ck_assert_ptr_null(pb->target);
+	playbook_free(pb);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -289,6 +327,7 @@ main(void)
 	tcase_add_test(tc, test_template_rules);
 	tcase_add_test(tc, test_structure_errors);
 	tcase_add_test(tc, test_find);
+	tcase_add_test(tc, test_path_refused);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -1110,8 +1110,8 @@ START_TEST(test_stall_exit)
 	ck_assert_int_eq(conn_exit(c, &status, &err), ENVCTL_ETIMEOUT);
 	dt = now_s() - t0;
 	ck_assert_msg(dt < 2.5 && dt > 0.9, "took %.2f s", dt);
-	ck_assert_contains(err.msg, "timed out after 1 s (the limit for the "
-	    "whole host) while waiting for 'sleep 60' to exit");
+	ck_assert_contains(err.msg, "did not finish in 1 s (deadline for the "
+	    "whole host): timed out while waiting for 'sleep 60' to exit");
 	err_release(&err);
 	conn_close(c);
 }
