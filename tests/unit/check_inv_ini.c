@@ -41,44 +41,24 @@ run_ansible(const char *path, struct ansible *a)
 {
 	char *argv[] = { ANSIBLE_INVENTORY, "-i", (char *)path, "--list",
 	    NULL };
-	char *tmp = tu_mkdtemp(), *cfg, *envp[10];
+	char *extra[] = { "ANSIBLE_INVENTORY_ENABLED=ini",
+	    "ANSIBLE_INVENTORY_UNPARSED_FAILED=True", "ANSIBLE_NOCOLOR=1",
+	    NULL };
 	struct tu_run r;
 	size_t i;
-	int ok = 0;
 
 	memset(a, 0, sizeof(*a));
-	envp[0] = "PATH=/usr/bin:/bin";
-	envp[1] = "LANG=C.UTF-8";
-	envp[2] = xasprintf("HOME=%s", tmp);
-	envp[3] = xasprintf("ANSIBLE_HOME=%s/ansible", tmp);
-	envp[4] = xasprintf("ANSIBLE_LOCAL_TEMP=%s/tmp", tmp);
-	cfg = tu_writes(tmp, "ansible.cfg", "# empty\n");
-	envp[5] = xasprintf("ANSIBLE_CONFIG=%s", cfg);
-	envp[6] = "ANSIBLE_INVENTORY_ENABLED=ini";
-	envp[7] = "ANSIBLE_INVENTORY_UNPARSED_FAILED=True";
-	envp[8] = "ANSIBLE_NOCOLOR=1";
-	envp[9] = NULL;
-	free(cfg);
-	if (access(ANSIBLE_INVENTORY, X_OK) != 0)
-		tu_skip("inv_ini", "no " ANSIBLE_INVENTORY " (Debian's "
-		    "ansible-core) to compare with");
-	else {
-		tu_run(&r, argv, envp, NULL, 0);
-		/* Ansible wraps its warnings at 80 columns. */
-		for (i = 0; i < r.errlen; i++)
-			if (r.errout[i] == '\n')
-				r.errout[i] = ' ';
-		a->status = r.status;
-		a->out = xstrdup(r.out);
-		a->errout = xstrdup(r.errout);
-		tu_run_free(&r);
-		ok = 1;
-	}
-	for (i = 2; i < 6; i++)
-		free(envp[i]);
-	tu_rmtree(tmp);
-	free(tmp);
-	return ok;
+	if (tu_ansible(&r, "inv_ini", argv, extra) != 0)
+		return 0;
+	/* Ansible wraps its warnings at 80 columns. */
+	for (i = 0; i < r.errlen; i++)
+		if (r.errout[i] == '\n')
+			r.errout[i] = ' ';
+	a->status = r.status;
+	a->out = xstrdup(r.out);
+	a->errout = xstrdup(r.errout);
+	tu_run_free(&r);
+	return 1;
 }
 
 static void
