@@ -6,16 +6,21 @@
  * Makefile links agent objects only into the agent, and policy.c needs
  * nothing of the agent but headers.  The rules are about root's files, so
  * most checks need root and a directory only root can change: one made
- * under $ENVCTL_SRCDIR/build (a private one under /tmp is never that:
- * /tmp is writable by all).  Without them those checks are skipped.  The
+ * under $ENVCTL_SRCDIR/build, or, when the tree itself lies under a
+ * directory others can write (a clone in /tmp), one on a tmpfs mounted
+ * over /mnt in the test's own mount namespace (never on the real /mnt).
+ * Without either those checks are skipped.  The
  * last checks run the built agent as root with SUDO_UID set, as sudo runs
  * it, and send it the requests a login user would send by hand.
  */
+#define _GNU_SOURCE	/* unshare(2) */
 #include <check.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -204,6 +209,23 @@ END_TEST
 
 /* ---- root's files ---- */
 
+/*
+ * A tmpfs over /mnt (root's, 0755) in a mount namespace of this test's
+ * own: 0, or -1 when there is none to be had.
+ */
+static int
+private_mnt(void)
+{
+	struct stat st;
+
+	if (stat("/mnt", &st) != 0 || st.st_uid != 0 ||
+	    (st.st_mode & 022) != 0 || unshare(CLONE_NEWNS) != 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+	    mount("envctl-test", "/mnt", "tmpfs", 0, "mode=0755") != 0)
+		return -1;
+	return 0;
+}
+
 /* A new directory only root can change (see the top), or NULL. */
 static char *
 trusted_dir(const char *test)
@@ -226,6 +248,19 @@ trusted_dir(const char *test)
 	}
 	inside = xasprintf("%s/x", tmpl);
 	if (walk(&real, &exists, inside, &K_TARGET, &err) != 0) {
+		err_release(&err);
+		if (private_mnt() == 0) {
+			/* The tree is under a directory others can write. */
+			rmdir(tmpl);
+			free(tmpl);
+			free(inside);
+			tmpl = xstrdup("/mnt/envctl-test.policy.XXXXXX");
+			ck_assert_ptr_nonnull(mkdtemp(tmpl));
+			inside = xasprintf("%s/x", tmpl);
+		}
+	}
+	if (real == NULL && walk(&real, &exists, inside, &K_TARGET,
+	    &err) != 0) {
 		tu_skip(test, err.msg);
 		rmdir(tmpl);
 		real = NULL;
