@@ -11,9 +11,28 @@
 #include "controller/inventory.h"
 #include "controller/playbook.h"
 
+/*
+ * The ms each interpreter run of a change may take on the host: after the
+ * host's lock wait, a change runs the interpreter at most three times
+ * (validation, verification, and the check of a restored file), all
+ * within what the link leaves the agent (host_ms), so that a candidate
+ * that hangs is reported by the agent, as such, before the controller's
+ * deadline.  At least 1 s.
+ */
+static int
+run_ms(int host_ms, int lock_timeout_s)
+{
+	long long left = (long long)host_ms - (long long)lock_timeout_s * 1000;
+
+	if (left / 3 < 1000)
+		return 1000;
+	/* The agent takes at most an hour (ENVCTL_APPLY_TIMEOUT_MAX). */
+	return left / 3 > 3600000 ? 3600000 : (int)(left / 3);
+}
+
 static json_t *
 request(const struct host *h, const struct playbook *pb,
-    const struct apply_input *in, const struct apply_opts *o)
+    const struct apply_input *in, const struct apply_opts *o, int host_ms)
 {
 	json_t *req, *expect, *vars, *secret;
 	size_t i;
@@ -30,7 +49,7 @@ request(const struct host *h, const struct playbook *pb,
 	    "backup", "dir", pb->backup_dir, "keep", pb->backup_keep,
 	    "playbook", pb->name, "controller", o->controller,
 	    "lock_timeout_ms", o->lock_timeout * 1000,
-	    "timeout_ms", o->change_timeout * 1000);
+	    "timeout_ms", run_ms(host_ms, o->lock_timeout));
 	json_object_set_new(req, "sha256_old", in->expect_exists ?
 	    json_string(in->expect_sha256) : json_null());
 	/* Only an agent built with -DENVCTL_FAULTS accepts this. */
@@ -142,9 +161,9 @@ apply_on(struct apply_result *ar, struct agentlink *l, const struct host *h,
 
 	ar->host = h;
 	ar->outcome = ENVCTL_OUT_FAILED;
-	req = request(h, pb, in, o);
 	/* Connecting and reading keep --timeout; the change may take longer. */
 	agentlink_set_timeout(l, o->change_timeout);
+	req = request(h, pb, in, o, agentlink_host_ms(l));
 	if (agentlink_send(l, req, &ar->err) == 0 &&
 	    agentlink_recv(l, &reply, &ar->err) == 0)
 		apply_reply(ar, reply);

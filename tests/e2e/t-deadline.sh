@@ -212,3 +212,30 @@ assert_contains "$out" "gpu-01: pending" "hanging sitecustomize: gpu-01 read"
 assert_contains "$out" "gpu-02: pending" "hanging sitecustomize: gpu-02 read"
 [ "$ms" -le $((TIMEOUT * 1000)) ] ||
     fail "hanging sitecustomize: plan took $ms ms, past the ${TIMEOUT} s deadline"
+
+# --- an apply whose new file hangs at start-up -----------------------------
+# The change's interpreter runs (validation, verification) get their share
+# of the change's budget, so the agent names the hang, well before the
+# controller's deadline (--lock-timeout 1: a budget of 11 s), and the
+# file is left as it was.
+mkdir -p "$E2E_TMP/pb"
+cp "$E2E_REPO/playbooks/cuda13-nccl.yaml" "$E2E_TMP/pb/"
+{ printf 'import time\ntime.sleep(10 ** 6)\n'
+  cat "$E2E_REPO/playbooks/cuda13-nccl.sitecustomize.py.tmpl"; } \
+    >"$E2E_TMP/pb/cuda13-nccl.sitecustomize.py.tmpl"
+before=$(host_hash gpu-01)
+t0=$(now_ms)
+out=$("${E[@]}" apply "$FLEET_INVENTORY" --known-hosts "$FLEET_KNOWN_HOSTS" \
+    -l gpu-01 --yes --color never --timeout "$TIMEOUT" --lock-timeout 1 \
+    -p "$E2E_TMP/pb/cuda13-nccl.yaml" 2>&1)
+rc=$?
+ms=$(($(now_ms) - t0))
+note "hanging candidate: apply took $ms ms: $(grep '^gpu-' <<<"$out")"
+assert_eq "$rc" 1 "hanging candidate: apply exit status"
+re='gpu-01: failed: .*did not finish starting in [0-9.]+ s \(sitecustomize hangs\?\)'
+[[ $out =~ $re ]] ||
+    fail "hanging candidate: the agent's own report: $out"
+case $out in *"timed out"* | *"did not finish in"*) fail "hanging candidate: the controller's deadline fired: $out" ;; esac
+assert_eq "$(host_hash gpu-01)" "$before" "hanging candidate: file untouched"
+[ "$ms" -le 8000 ] ||
+    fail "hanging candidate: apply took $ms ms, past its interpreter runs' share"
