@@ -7,6 +7,7 @@
 
 #include "common/buf.h"
 #include "common/err.h"
+#include "common/strutil.h"
 #include "common/xmalloc.h"
 #include "controller/invbuild.h"
 #include "controller/yamldoc.h"
@@ -17,32 +18,6 @@ struct reader {
 	struct invb	*b;
 	int		 first;
 };
-
-/* Levenshtein distance of two short strings; SIZE_MAX past 64 bytes. */
-static size_t
-edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), i, j, prev[65], cur[65];
-	size_t del, ins, sub;
-
-	if (la > 64 || lb > 64)
-		return SIZE_MAX;
-	for (j = 0; j <= lb; j++)
-		prev[j] = j;
-	for (i = 1; i <= la; i++) {
-		cur[0] = i;
-		for (j = 1; j <= lb; j++) {
-			del = prev[j] + 1;
-			ins = cur[j - 1] + 1;
-			sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
-			cur[j] = del < ins ? del : ins;
-			if (sub < cur[j])
-				cur[j] = sub;
-		}
-		memcpy(prev, cur, sizeof(prev));
-	}
-	return prev[lb];
-}
 
 #define report(r, code, at, ...) do {					\
 	if ((r)->first == 0)						\
@@ -191,7 +166,7 @@ unknown_key(struct reader *r, const char *gname, const struct ynode *k)
 	size_t i, d, bestd = SIZE_MAX;
 
 	for (i = 0; i < sizeof(valid) / sizeof(valid[0]); i++) {
-		d = edit_distance(k->str, valid[i]);
+		d = str_distance(k->str, valid[i]);
 		if (d < bestd && d <= strlen(valid[i]) / 2 && d < k->len) {
 			bestd = d;
 			best = valid[i];

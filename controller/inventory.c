@@ -14,6 +14,7 @@
 
 #include "common/buf.h"
 #include "common/err.h"
+#include "common/strutil.h"
 #include "common/xmalloc.h"
 #include "controller/hash.h"
 #include "controller/inv_ini.h"
@@ -1724,14 +1725,6 @@ extension(const char *name)
 	return dot != NULL && dot >= p ? dot : name + strlen(name);
 }
 
-static int
-ends_with(const char *s, const char *tail)
-{
-	size_t n = strlen(s), m = strlen(tail);
-
-	return n >= m && strcmp(s + n - m, tail) == 0;
-}
-
 static const char *const vars_exts[] = { ".yml", ".yaml", ".json", NULL };
 
 /* Reads path whole into b (capped); reports and returns -1 on failure. */
@@ -1847,7 +1840,7 @@ load_vars_tree(struct invb *l, const char *dir, struct vars *vs,
 	if ((names = list_dir(l, dir, &n)) == NULL)
 		return;
 	for (i = 0; i < n; i++) {
-		if (names[i][0] == '.' || ends_with(names[i], "~"))
+		if (names[i][0] == '.' || str_endswith(names[i], "~"))
 			continue;
 		full = xasprintf("%s/%s", dir, names[i]);
 		ext = extension(names[i]);
@@ -2047,13 +2040,25 @@ is_program(const char *path, const struct buf *text)
 	    (text->len >= 4 && memcmp(text->data, "\177ELF", 4) == 0);
 }
 
+/*
+ * 1 when Ansible's yaml plugin takes a file of this name (no extension,
+ * .yaml, .yml, .json), else 0.
+ */
+static int
+yaml_name(const char *name)
+{
+	const char *ext = extension(name);
+
+	return *ext == '\0' || strcmp(ext, ".yaml") == 0 ||
+	    strcmp(ext, ".yml") == 0 || strcmp(ext, ".json") == 0;
+}
+
 /* One inventory file (not a directory). */
 static void
 load_file(struct invb *l, const char *path)
 {
 	const char *ext = extension(path), *saved = l->path;
 	struct buf text;
-	int yaml_ok;
 
 	if (read_file(l, path, &text) != 0)
 		return;
@@ -2064,11 +2069,8 @@ load_file(struct invb *l, const char *path)
 		report(l, ENVCTL_EUNSUPPORTED, NULL, "TOML inventories are not "
 		    "supported; convert it with 'ansible-inventory -i %s "
 		    "--list > inventory.json'", path);
-	else {
-		yaml_ok = *ext == '\0' || strcmp(ext, ".yaml") == 0 ||
-		    strcmp(ext, ".yml") == 0 || strcmp(ext, ".json") == 0;
-		load_text(l, text.data, text.len, yaml_ok);
-	}
+	else
+		load_text(l, text.data, text.len, yaml_name(path));
 	l->path = saved;
 	buf_release(&text);
 }
@@ -2087,7 +2089,7 @@ ignored_in_dir(const char *name)
 	    strcmp(name, "vars_plugins") == 0)
 		return 1;
 	for (i = 0; exts[i] != NULL; i++)
-		if (ends_with(name, exts[i]))
+		if (str_endswith(name, exts[i]))
 			return 1;
 	return 0;
 }
@@ -2293,7 +2295,6 @@ int
 inventory_load_string(struct inventory **out, const char *text, size_t len,
     const char *label, struct err *err)
 {
-	const char *ext = extension(label);
 	struct invb l;
 
 	*out = NULL;
@@ -2305,9 +2306,7 @@ inventory_load_string(struct inventory **out, const char *text, size_t len,
 		invb_errorat(&l, ENVCTL_ETOOBIG, 0, 0, "larger than %u bytes",
 		    FILE_MAX);
 	} else
-		load_text(&l, text, len, *ext == '\0' ||
-		    strcmp(ext, ".yaml") == 0 || strcmp(ext, ".yml") == 0 ||
-		    strcmp(ext, ".json") == 0);
+		load_text(&l, text, len, yaml_name(label));
 	return finish(out, &l, NULL);
 }
 

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common/buf.h"
+#include "common/deadline.h"
 #include "common/err.h"
 #include "common/strutil.h"
 #include "common/xmalloc.h"
@@ -21,28 +21,6 @@
 #include "controller/invbuild.h"
 
 extern char **environ;
-
-void
-invscript_deadline(struct timespec *deadline, int seconds)
-{
-	clock_gettime(CLOCK_MONOTONIC, deadline);
-	deadline->tv_sec += seconds;
-}
-
-/* Milliseconds left until deadline, 0 when past (rounded up). */
-static int
-left_ms(const struct timespec *deadline)
-{
-	struct timespec now;
-	long long ms;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	ms = (long long)(deadline->tv_sec - now.tv_sec) * 1000 +
-	    (deadline->tv_nsec - now.tv_nsec + 999999) / 1000000;
-	if (ms <= 0)
-		return 0;
-	return ms > 3600000 ? 3600000 : (int)ms;
-}
 
 struct child {
 	pid_t		 pid;
@@ -155,7 +133,7 @@ stderr_tail(struct buf *msg, const struct buf *errout, int cut)
 
 int
 invscript_run(struct buf *out, struct buf *errout, const char *path,
-    const char *arg1, const char *arg2, const struct timespec *deadline,
+    const char *arg1, const char *arg2, long long deadline,
     struct err *err)
 {
 	struct child c = { -1, -1, -1, 0, 0 };
@@ -169,7 +147,7 @@ invscript_run(struct buf *out, struct buf *errout, const char *path,
 	if ((code = spawn(&c, path, argv, err)) != 0)
 		goto out;
 	while (c.out >= 0 || c.errfd >= 0) {
-		if ((ms = left_ms(deadline)) == 0) {
+		if ((ms = deadline_left_ms(deadline, deadline_now_ms())) == 0) {
 			timedout = 1;
 			break;
 		}
@@ -195,7 +173,8 @@ invscript_run(struct buf *out, struct buf *errout, const char *path,
 		else if (r < 0 && errno != EINTR) {
 			code = err_errno(err, ENVCTL_ESYS, errno, "waitpid");
 			break;
-		} else if ((ms = left_ms(deadline)) == 0)
+		} else if ((ms = deadline_left_ms(deadline,
+		    deadline_now_ms())) == 0)
 			timedout = 1;
 		else
 			poll(NULL, 0, ms < 5 ? ms : 5);
@@ -253,15 +232,15 @@ invscript_read(struct invb *b, int timeout)
 {
 	struct inv_json_hosts need = { 0 };
 	struct err err = ENVCTL_ERR_INIT;
-	struct timespec deadline;
+	long long deadline;
 	struct buf out;
 	const char *path = invb_path(b);
 	size_t i;
 	int code, r;
 
 	buf_init(&out, ENVCTL_INVSCRIPT_MAX_OUT);
-	invscript_deadline(&deadline, timeout);
-	if ((code = invscript_run(&out, NULL, path, "--list", NULL, &deadline,
+	deadline = deadline_now_ms() + (long long)timeout * 1000;
+	if ((code = invscript_run(&out, NULL, path, "--list", NULL, deadline,
 	    &err)) != 0) {
 		code = record(b, &err);
 		goto out;
@@ -269,7 +248,7 @@ invscript_read(struct invb *b, int timeout)
 	code = inv_json_read(b, out.data, out.len, "--list", &need);
 	for (i = 0; i < need.n; i++) {
 		if ((r = invscript_run(&out, NULL, path, "--host",
-		    need.names[i], &deadline, &err)) != 0)
+		    need.names[i], deadline, &err)) != 0)
 			r = record(b, &err);
 		else
 			r = inv_json_read_host(b, need.index[i], need.names[i],

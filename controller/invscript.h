@@ -13,8 +13,6 @@
 #ifndef ENVCTL_CONTROLLER_INVSCRIPT_H
 #define ENVCTL_CONTROLLER_INVSCRIPT_H
 
-#include <time.h>
-
 struct buf;
 struct err;
 struct invb;
@@ -25,11 +23,9 @@ struct invb;
 /* How long one inventory may take, --list and every --host together. */
 #define ENVCTL_INVSCRIPT_TIMEOUT	60
 
-/* Sets *deadline (CLOCK_MONOTONIC) to seconds from now. */
-void	invscript_deadline(struct timespec *deadline, int seconds);
 /*
  * Runs path with arguments arg1 and arg2 (arg2 may be NULL) until it exits
- * and closes its output, or until deadline.  out (reset first) gets its
+ * and closes its output, or until deadline (deadline.h's ms).  out (reset first) gets its
  * stdout; errout (may be NULL; reset first) its stderr, at most
  * ENVCTL_INVSCRIPT_MAX_ERR bytes.  Returns 0 when it exited with status 0;
  * else fills err naming the command, with its stderr: ENVCTL_EINVALID (a
@@ -39,7 +35,7 @@ void	invscript_deadline(struct timespec *deadline, int seconds);
  */
 int	invscript_run(struct buf *out, struct buf *errout, const char *path,
 	    const char *arg1, const char *arg2,
-	    const struct timespec *deadline, struct err *err);
+	    long long deadline, struct err *err);
 /*
  * Reads the executable inventory invb_path(b) into b: runs it with --list
  * and, when its output has no _meta.hostvars, with --host NAME for each

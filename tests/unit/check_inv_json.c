@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/buf.h"
+#include "common/deadline.h"
 #include "common/err.h"
 #include "common/xmalloc.h"
 #include "controller/inv_json.h"
@@ -448,7 +449,7 @@ START_TEST(test_run_deadline)
 {
 	struct buf out, errout = ENVCTL_BUF_INIT;
 	struct err err = ENVCTL_ERR_INIT;
-	struct timespec deadline;
+	long long deadline;
 	char *pidfile = xasprintf("%s/bg.pid", dir), *text, *p, *pid;
 	double t0;
 	size_t len;
@@ -457,10 +458,10 @@ START_TEST(test_run_deadline)
 	    "sleep 30 & echo $! > '%s'\nsleep 30\n", pidfile);
 	p = script("slow.sh", text);
 	buf_init(&out, 1024);
-	invscript_deadline(&deadline, 1);
+	deadline = deadline_now_ms() + 1000;
 	t0 = now_s();
 	ck_assert_int_eq(invscript_run(&out, &errout, p, "--list", NULL,
-	    &deadline, &err), ENVCTL_ETIMEOUT);
+	    deadline, &err), ENVCTL_ETIMEOUT);
 	ck_assert_msg(now_s() - t0 < 5, "took %.1f s", now_s() - t0);
 	ck_assert_msg(strstr(err.msg, "slow.sh --list' did not finish in time "
 	    "and was killed; stderr: started") != NULL, "%s", err.msg);
@@ -484,14 +485,14 @@ START_TEST(test_run_caps)
 {
 	struct buf out, errout = ENVCTL_BUF_INIT;
 	struct err err = ENVCTL_ERR_INIT;
-	struct timespec deadline;
+	long long deadline;
 	char *p;
 
 	buf_init(&out, ENVCTL_INVSCRIPT_MAX_OUT);
 	p = script("yes.sh", "#!/bin/sh\nexec yes\n");
-	invscript_deadline(&deadline, 30);
+	deadline = deadline_now_ms() + 30000;
 	ck_assert_int_eq(invscript_run(&out, NULL, p, "--list", NULL,
-	    &deadline, &err), ENVCTL_ETOOBIG);
+	    deadline, &err), ENVCTL_ETOOBIG);
 	ck_assert_msg(strstr(err.msg, "yes.sh --list' printed more than "
 	    "16777216 bytes and was killed") != NULL, "%s", err.msg);
 	ck_assert_uint_le(out.len, ENVCTL_INVSCRIPT_MAX_OUT);
@@ -502,7 +503,7 @@ START_TEST(test_run_caps)
 	p = script("noisy.sh", "#!/bin/sh\nhead -c 200000 /dev/zero | "
 	    "tr '\\0' e >&2\necho '{}'\n");
 	ck_assert_int_eq(invscript_run(&out, &errout, p, "--list", NULL,
-	    &deadline, &err), 0);
+	    deadline, &err), 0);
 	ck_assert_str_eq(out.data, "{}\n");
 	ck_assert_uint_eq(errout.len, ENVCTL_INVSCRIPT_MAX_ERR);
 	buf_release(&out);
@@ -515,12 +516,12 @@ START_TEST(test_run_env)
 {
 	struct buf out, want = ENVCTL_BUF_INIT;
 	struct err err = ENVCTL_ERR_INIT;
-	struct timespec deadline;
+	long long deadline;
 	char cwd[4096], *p, *missing;
 	int fd;
 
 	buf_init(&out, ENVCTL_INVSCRIPT_MAX_OUT);
-	invscript_deadline(&deadline, 30);
+	deadline = deadline_now_ms() + 30000;
 	/* A descriptor without close-on-exec must not reach the script. */
 	fd = open("/dev/null", O_RDONLY);
 	ck_assert_int_ge(fd, 3);
@@ -531,7 +532,7 @@ START_TEST(test_run_env)
 	    "pwd\n"
 	    "echo \"$1|$2|$3\"\n");
 	ck_assert_int_eq(invscript_run(&out, NULL, p, "--host", "a b",
-	    &deadline, &err), 0);
+	    deadline, &err), 0);
 	ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
 	/* Ansible runs it in the caller's directory, not the script's. */
 	buf_addf(&want, "%s\n--host|a b|\n", cwd);
@@ -542,7 +543,7 @@ START_TEST(test_run_env)
 
 	missing = xasprintf("%s/missing.sh", dir);
 	ck_assert_int_eq(invscript_run(&out, NULL, missing, "--list", NULL,
-	    &deadline, &err), ENVCTL_ENOTFOUND);
+	    deadline, &err), ENVCTL_ENOTFOUND);
 	ck_assert_msg(strstr(err.msg, "missing.sh': no such file") != NULL,
 	    "%s", err.msg);
 	err_release(&err);
@@ -550,7 +551,7 @@ START_TEST(test_run_env)
 
 	p = script("sig.sh", "#!/bin/sh\nkill -9 $$\n");
 	ck_assert_int_eq(invscript_run(&out, NULL, p, "--list", NULL,
-	    &deadline, &err), ENVCTL_EINVALID);
+	    deadline, &err), ENVCTL_EINVALID);
 	ck_assert_msg(strstr(err.msg, "sig.sh --list' was killed by signal "
 	    "9") != NULL, "%s", err.msg);
 	err_release(&err);
