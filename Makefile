@@ -54,11 +54,13 @@ Q =
 QUIET_CC =
 QUIET_AR =
 QUIET_LINK =
+QUIET_GEN =
 else
 Q = @
 QUIET_CC = @echo '   CC     ' $@;
 QUIET_AR = @echo '   AR     ' $@;
 QUIET_LINK = @echo '   LINK   ' $@;
+QUIET_GEN = @echo '   GEN    ' $@;
 endif
 
 COMMON_SRC = $(wildcard common/*.c)
@@ -100,14 +102,14 @@ AGENT_STRIP = -s
 ifeq ($(SANITIZE),)
 AGENT_CC = musl-gcc
 AGENT_INC = $(B)/ag-include
-AGENT_CFLAGS = -I$(AGENT_INC)
+AGENT_CFLAGS = -I$(AGENT_INC) -I$(B)/gen
 AGENT_COMPAT = $(B)/ag/agent/musl/fortify.o $(B)/ag/agent/musl/memcpy.o
 AGENT_LDFLAGS = -static -Wl,--wrap=memcpy $(AGENT_STRIP)
 AGENT_LIBS = $(shell $(CC) -print-file-name=libjansson.a)
 else
 AGENT_CC = $(CC)
 AGENT_INC =
-AGENT_CFLAGS = $(CTL_CFLAGS)
+AGENT_CFLAGS = $(CTL_CFLAGS) -I$(B)/gen
 AGENT_COMPAT =
 AGENT_LDFLAGS =
 AGENT_LIBS = $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null)
@@ -119,6 +121,16 @@ all: $(ENVCTL) $(if $(AGENT_SRC),$(AGENT))
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(CTL_CFLAGS) -c -o $@ $<
+
+# The agent's Python programs are real files, embedded as C arrays.
+PY_SRC = $(wildcard agent/py/*.py)
+$(B)/gen/agent/py/%.py.h: agent/py/%.py scripts/embed
+	@mkdir -p $(dir $@)
+	$(QUIET_GEN)sh scripts/embed $(subst -,_,$*)_py $< >$@.tmp && mv $@.tmp $@
+$(foreach v,ag ag-faults,$(B)/$(v)/agent/probe.o): \
+    $(B)/gen/agent/py/probe.py.h
+$(foreach v,ag ag-faults,$(B)/$(v)/agent/forkserver.o): \
+    $(B)/gen/agent/py/forkserver.py.h
 
 $(B)/ag/%.o: %.c | $(AGENT_INC)
 	@mkdir -p $(dir $@)
@@ -221,7 +233,7 @@ check-bench-tools: $(B)/delayproxy
 check-only: $(TEST_BIN) $(if $(AGENT_SRC),$(AGENT_FAULTS))
 	$(Q)$(TEST_ENV) sh tests/run-unit $(TEST_BIN)
 
-check: lint-layers lint-man
+check: lint-layers lint-man lint-py
 	$(Q)$(MAKE) --no-print-directory check-unit
 	$(Q)$(MAKE) --no-print-directory check-inventory
 	$(Q)$(MAKE) --no-print-directory check-fuzz
@@ -293,13 +305,18 @@ uninstall:
 
 MAN = docs/envctl.1 docs/envctl-inventory.5 docs/envctl-playbook.5
 
+# The agent's Python programs compile (bytecode kept under build/).
+lint-py:
+	$(Q)PYTHONPYCACHEPREFIX=$(CURDIR)/$(B)/pycache python3 -m py_compile \
+	    $(PY_SRC) && echo "lint-py: ok"
+
 lint-man:
 	$(Q)mandoc -Tlint -Wwarning $(MAN) && echo "lint-man: ok"
 
 clean:
 	rm -rf build
 
-.PHONY: all bench bench-inventory bench-scale check-inventory demo demo-stop check check-unit check-e2e check-bench-tools check-fuzz check-only fuzz lint-layers lint-man install uninstall clean
+.PHONY: all bench bench-inventory bench-scale check-inventory demo demo-stop check check-unit check-e2e check-bench-tools check-fuzz check-only fuzz lint-layers lint-man lint-py install uninstall clean
 .SECONDARY:
 
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -130,20 +131,60 @@ free_strv(char **v)
 	free(v);
 }
 
-/* The forked child: set up and exec, or report errno on statfd and die. */
+/*
+ * The waiter: holds no descriptor, reaps the program and ends as it ended
+ * (its exit code, or the same signal), so the agent sees the program's
+ * status.  Whatever kills the waiter kills the program too (its death
+ * signal).
+ */
+static void __attribute__((noreturn))
+wait_and_relay(pid_t pid)
+{
+	struct rlimit none = { 0, 0 };
+	sigset_t all;
+	long fd, max;
+	int st;
+
+	if (syscall(SYS_close_range, 0U, ~0U, 0U) != 0) {
+		if ((max = sysconf(_SC_OPEN_MAX)) < 0 || max > 65536)
+			max = 65536;
+		for (fd = 0; fd < max; fd++)
+			close((int)fd);
+	}
+	while (waitpid(pid, &st, 0) == -1)
+		if (errno != EINTR)
+			_exit(127);
+	if (WIFEXITED(st))
+		_exit(WEXITSTATUS(st));
+	setrlimit(RLIMIT_CORE, &none);	/* its core, if any, was dumped */
+	sigfillset(&all);
+	sigdelset(&all, WTERMSIG(st));
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	kill(getpid(), WTERMSIG(st));
+	_exit(128 + WTERMSIG(st));
+}
+
+/*
+ * The forked child: set up and exec, or report errno on statfd and die.
+ * The program runs one process further down, under a waiter, so that its
+ * parent is never the agent: a sitecustomize that kills its parent
+ * (os.kill(os.getppid(), 9)) ends the waiter, and the agent lives to
+ * report that run like any death by a signal.  spec->direct skips it.
+ */
 static void __attribute__((noreturn))
 exec_child(const struct child_spec *spec, char **cand, pid_t parent,
     int nullfd, int outfd, int errfd, int statfd)
 {
 	sigset_t none;
-	int sig, e = 0, eacces = 0;
+	pid_t pid;
+	int sig, e = 0, eacces = 0, deathsig;
 	size_t i;
 
 	if (setpgid(0, 0) == -1)
 		goto fail;
 	/* Dies with the agent even if the agent is SIGKILLed. */
-	prctl(PR_SET_PDEATHSIG, spec->deathsig != 0 ? spec->deathsig :
-	    SIGKILL);
+	deathsig = spec->deathsig != 0 ? spec->deathsig : SIGKILL;
+	prctl(PR_SET_PDEATHSIG, deathsig);
 	if (getppid() != parent)
 		_exit(127);
 	for (sig = 1; sig < 32; sig++)
@@ -151,6 +192,16 @@ exec_child(const struct child_spec *spec, char **cand, pid_t parent,
 			signal(sig, SIG_DFL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (!spec->direct) {
+		parent = getpid();
+		if ((pid = fork()) == -1)
+			goto fail;
+		if (pid > 0)
+			wait_and_relay(pid);
+		prctl(PR_SET_PDEATHSIG, deathsig);
+		if (getppid() != parent)
+			_exit(127);
+	}
 	if (dup2(nullfd, 0) == -1 || dup2(outfd, 1) == -1 ||
 	    dup2(errfd, 2) == -1)
 		goto fail;
@@ -248,6 +299,9 @@ child_spawn(const struct child_spec *spec, int in, int out, int errfd,
 {
 	char **cand = exec_candidates(spec->argv[0], spec->path);
 	pid_t pid, parent = getpid();
+
+	/* A program whose waiter dies is reparented here (child_kill()). */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 
 	if ((pid = fork()) == -1) {
 		err_errno(err, ENVCTL_ESYS, errno, "cannot run '%s'",
@@ -422,9 +476,18 @@ child_kill(pid_t pid)
 {
 	int st = 0;
 
+	int other;
+
 	kill(-pid, SIGKILL);
 	kill(pid, SIGKILL);
 	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
+		;
+	/*
+	 * What the killed waiter left is ours now (child_spawn() made the
+	 * agent a subreaper): reaped here, so that nothing of the group
+	 * outlives this call, not even for the moment it takes init.
+	 */
+	while (waitpid(-pid, &other, 0) != -1 || errno == EINTR)
 		;
 	return st;
 }

@@ -32,6 +32,8 @@ struct child_spec {
 	const volatile sig_atomic_t *stop; /* NULL, or set: give up */
 	const sigset_t	*waitmask;	/* NULL: the current mask */
 	int		 deathsig;	/* when the agent dies; 0: SIGKILL */
+	int		 direct;	/* the agent's own child: no waiter
+					   between (see child_spawn()) */
 };
 
 struct child_result {
@@ -62,7 +64,10 @@ void	child_result_release(struct child_result *res);
  * (forkserver.h).  child_spawn() forks and execs spec's program in its own
  * process group with in, out and errfd as its 0, 1 and 2 and nothing else
  * open; on exec failure the child writes its errno to statfd (if >= 0)
- * and exits 127.  Returns the pid, or -1 with err set.
+ * and exits 127.  Unless spec->direct, the program runs under a waiter
+ * that holds no descriptor and ends as the program ends, so that nothing
+ * the program does to its parent reaches the agent; the pid returned is
+ * the waiter's, and names the group.  Returns -1 with err set on failure.
  */
 pid_t	child_spawn(const struct child_spec *spec, int in, int out, int errfd,
 	    int statfd, struct err *err);

@@ -395,10 +395,13 @@ parse_rollback(struct change_req *rq, const json_t *req, struct err *err)
 
 /* ---- probes ---- */
 
-/* last: no run follows in this session (see probe_args). */
+/*
+ * last: no run follows in this session (see probe_args).  find: where
+ * start-up fails, learn the target all the same (probe_find()).
+ */
 static int
 run_probe(struct probe *p, const struct change *c, char *const *env_extra,
-    int last, struct err *err)
+    int last, int find, struct err *err)
 {
 	struct probe_args pa;
 
@@ -414,7 +417,7 @@ run_probe(struct probe *p, const struct change *c, char *const *env_extra,
 	pa.fs = c->ctx->fs;
 	pa.start_fs = c->fork;
 	pa.last = last;
-	return probe_run(p, &pa, err);
+	return find ? probe_find(p, &pa, err) : probe_run(p, &pa, err);
 }
 
 /*
@@ -436,7 +439,7 @@ check_policy(struct policy *pol, struct change *c, struct err *err)
 		return r;
 	memset(&p, 0, sizeof(p));
 	buf_init(&p.errtext, 0);
-	if ((r = run_probe(&p, c, NULL, 0, err)) == 0)
+	if ((r = run_probe(&p, c, NULL, 0, 1, err)) == 0)
 		r = policy_target(pol, c->rq.path, &p, err);
 	probe_release(&p);
 	return r;
@@ -691,7 +694,7 @@ validate(json_t **vj, struct change *c, struct err *err)
 	}
 	env[0] = xasprintf("PYTHONPATH=%s", dir);
 	env[1] = xstrdup("PYTHONDONTWRITEBYTECODE=1");
-	r = run_probe(&p, c, env, 0, err);
+	r = run_probe(&p, c, env, 0, 0, err);
 	if (r != 0) {
 		*vj = verify_json(&p, err->msg);
 		if (file_caused(err)) {
@@ -749,8 +752,14 @@ verify(json_t **vj, const struct change *c)
 	struct probe p;
 	char *why;
 
-	/* The verification is the last run of an apply or a rollback. */
-	if (run_probe(&p, c, NULL, 1, &perr) != 0) {
+	/*
+	 * The verification is the last run of an apply or a rollback.  The
+	 * fork server does a last run itself, as the agent's own child; a
+	 * restored backup was never validated and may kill its parent, so
+	 * a rollback's gets a child of its own.
+	 */
+	if (run_probe(&p, c, NULL, strcmp(c->rq.op, "rollback") != 0, 0,
+	    &perr) != 0) {
 		buf_addstr(&msg, perr.msg);
 		if (perr.cause != 0)
 			buf_addf(&msg, ": %s", strerror(perr.cause));

@@ -203,6 +203,7 @@ probe_json(const struct probe *p, int shadowed)
 	json_object_set_new(o, "forked", json_boolean(p->forked));
 	json_object_set(o, "values", p->values);
 	json_object_set_new(o, "shadowed", json_boolean(shadowed));
+	json_object_set_new(o, "failed", jtext(p->failed));
 	json_object_set(o, "site_packages", p->site_packages);
 	return o;
 }
@@ -263,7 +264,7 @@ op_read(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
 	pa.fs = ctx->fs;
 	pa.start_fs = rq.fork;
 	ran = 1;
-	if ((r = probe_run(&p, &pa, err)) != 0)
+	if ((r = probe_find(&p, &pa, err)) != 0)
 		goto out;
 	if (rq.path != NULL)
 		path = xstrdup(rq.path);

@@ -13,84 +13,12 @@
 
 #define STARTUP_ERROR	"Error in sitecustomize; "
 #define TAIL_MAX	300
+/* What probe_find() keeps of the budget for its second run. */
+#define LOCATE_MIN_MS	500
+#define LOCATE_MAX_MS	2000
 
-/*
- * Runs after site initialisation, so sitecustomize already ran or failed.
- * The variable names arrive as sys.argv[1:], never pasted into the code.
- * It writes JSON by hand and finds the module's spec by asking
- * sys.meta_path itself, as importlib.util.find_spec would: importing json,
- * or importlib.util (contextlib, collections, functools), would add half
- * of a bare interpreter's start-up to every probe.  Strings are made valid
- * UTF-8 first (surrogate escapes become U+FFFD), then escaped to ASCII.
- * The report goes straight to fd 1 after the flushes; os._exit() then
- * skips atexit handlers and the non-daemon threads a sitecustomize may
- * have started.
- */
-static const char script[] =
-    "import sys, os\n"
-    "def _envctl_probe():\n"
-    "    import site\n"
-    "    def q(s):\n"
-    "        if s is None:\n"
-    "            return 'null'\n"
-    "        s = str(s).encode('utf-8', 'surrogateescape')"
-    ".decode('utf-8', 'replace')\n"
-    "        o = []\n"
-    "        for c in s:\n"
-    "            n = ord(c)\n"
-    "            if 32 <= n < 127 and c != '\"' and c != '\\\\':\n"
-    "                o.append(c)\n"
-    "            elif n < 0x10000:\n"
-    "                o.append('\\\\u%04x' % n)\n"
-    "            else:\n"
-    "                n -= 0x10000\n"
-    "                o.append('\\\\u%04x\\\\u%04x' % (0xd800 + (n >> 10),\n"
-    "                                             0xdc00 + (n & 0x3ff)))\n"
-    "        return '\"' + ''.join(o) + '\"'\n"
-    "    if sys.path and sys.path[0] == '':\n"
-    "        del sys.path[0]\n"
-    "    m = sys.modules.get('sitecustomize')\n"
-    "    s = getattr(m, '__spec__', None)\n"
-    "    for f in ([] if s is not None else sys.meta_path):\n"
-    "        try:\n"
-    "            s = f.find_spec('sitecustomize', None)\n"
-    "        except Exception:\n"
-    "            s = None\n"
-    "        if s is not None:\n"
-    "            break\n"
-    "    origin = getattr(s, 'origin', None)\n"
-    "    dangling = None\n"
-    "    if origin is None:\n"
-    "        for d in sys.path:\n"
-    "            c = os.path.join(d, 'sitecustomize.py')\n"
-    "            if d and os.path.islink(c) and not os.path.exists(c):\n"
-    "                dangling = c\n"
-    "                break\n"
-    "    try:\n"
-    "        sp = site.getsitepackages()\n"
-    "    except Exception:\n"
-    "        sp = []\n"
-    "    r = ['{\"executable\":', q(sys.executable),\n"
-    "         ',\"version\":', q(sys.version.split()[0]),\n"
-    "         ',\"origin\":', q(origin),\n"
-    "         ',\"dangling\":', q(dangling),\n"
-    "         ',\"imported\":', q(getattr(sys.modules.get('sitecustomize'),\n"
-    "                                      '__file__', None)),\n"
-    "         ',\"site_packages\":[', ','.join(q(p) for p in sp),\n"
-    "         '],\"values\":{',\n"
-    "         ','.join(q(n) + ':' + q(os.environ.get(n))\n"
-    "                  for n in sys.argv[1:]), '}}']\n"
-    "    for f in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):\n"
-    "        try:\n"
-    "            f.flush()\n"
-    "        except Exception:\n"
-    "            pass\n"
-    "    b = ('\\n" ENVCTL_PROBE_MARKER "\\n' + ''.join(r) + '\\n')"
-    ".encode('ascii')\n"
-    "    while b:\n"
-    "        b = b[os.write(1, b):]\n"
-    "    os._exit(0)\n"
-    "_envctl_probe()\n";
+/* The script (agent/py/probe.py), as probe_py[]. */
+#include "agent/py/probe.py.h"
 
 /* Start of the text after the last marker line in b, or NULL. */
 static const char *
@@ -228,11 +156,15 @@ probe_run(struct probe *p, const struct probe_args *a, struct err *err)
 	env[0] = "PATH=" ENVCTL_PROBE_PATH;
 	for (i = 0; i < n; i++)
 		env[1 + i] = a->env_extra[i];
-	argv = xcalloc(a->nnames + 5, sizeof(*argv));
+	argv = xcalloc(a->nnames + 8, sizeof(*argv));
 	argv[k++] = (char *)a->interp;
+	if (a->locate)
+		argv[k++] = "-S";
 	argv[k++] = "-c";
-	k = cache_script_args(argv, k, a->cache, "probe", script);
-	for (i = 0; i < a->nnames; i++)
+	k = cache_script_args(argv, k, a->cache, "probe", probe_py);
+	if (a->locate)
+		argv[k++] = "=locate";
+	for (i = 0; !a->locate && i < a->nnames; i++)
 		argv[k++] = a->names[i];
 
 	memset(&spec, 0, sizeof(spec));
@@ -253,7 +185,8 @@ probe_run(struct probe *p, const struct probe_args *a, struct err *err)
 	 */
 	r = ENVCTL_EUNSUPPORTED;
 	child_result_init(&res);
-	if (a->fs != NULL && (a->start_fs || forkserver_serving(a->fs)))
+	if (a->fs != NULL && !a->locate &&
+	    (a->start_fs || forkserver_serving(a->fs)))
 		r = forkserver_run(a->fs, &res, &spec, a->last, err);
 	p->forked = r != ENVCTL_EUNSUPPORTED;
 	if (!p->forked) {
@@ -274,6 +207,7 @@ probe_run(struct probe *p, const struct probe_args *a, struct err *err)
 	 * deadline (a longer one) would only see a silent host.
 	 */
 	if (r == ENVCTL_ETIMEOUT && after_marker(&res.out) == NULL) {
+		p->startup_failed = 1;
 		r = err_set(err, ENVCTL_ETIMEOUT, "%s did not finish starting "
 		    "in %g s (sitecustomize hangs?)", a->interp,
 		    a->timeout_ms / 1000.0);
@@ -282,6 +216,7 @@ probe_run(struct probe *p, const struct probe_args *a, struct err *err)
 		goto out;
 	parse_startup_error(p);
 	if ((rep = after_marker(&res.out)) == NULL) {
+		p->startup_failed = 1;
 		tail = stderr_tail(&res.err);
 		if (res.signal != 0)
 			r = err_set(err, ENVCTL_EPROBE, "%s was killed by "
@@ -294,6 +229,20 @@ probe_run(struct probe *p, const struct probe_args *a, struct err *err)
 		free(tail);
 		goto out;
 	}
+	/*
+	 * A report, and yet a death by a signal that was not ours: the
+	 * waiter between the agent and the interpreter (child.h) was
+	 * killed, by start-up itself as a rule, after which the
+	 * interpreter dies too.  Whether it got as far as the report is a
+	 * race; a start-up that kills its parent fails either way.
+	 */
+	if (res.signal != 0) {
+		p->startup_failed = 1;
+		r = err_set(err, ENVCTL_EPROBE, "%s was killed by signal %d "
+		    "at start-up (sitecustomize kills its parent?)",
+		    a->interp, res.signal);
+		goto out;
+	}
 	r = parse_report(p, a->interp, rep,
 	    (size_t)(res.out.data + res.out.len - rep), err);
 out:
@@ -303,9 +252,74 @@ out:
 	return r;
 }
 
+/* The time probe_find() keeps for the located run. */
+static int
+locate_reserve(int timeout_ms)
+{
+	int r = timeout_ms / 5;
+
+	if (r < LOCATE_MIN_MS)
+		r = LOCATE_MIN_MS;
+	if (r > LOCATE_MAX_MS)
+		r = LOCATE_MAX_MS;
+	return r < timeout_ms / 2 ? r : timeout_ms / 2;
+}
+
+static void
+take(char **dst, char **src)
+{
+	free(*dst);
+	*dst = *src;
+	*src = NULL;
+}
+
+int
+probe_find(struct probe *p, const struct probe_args *a, struct err *err)
+{
+	struct probe_args pa = *a, la = *a;
+	struct err lerr = ENVCTL_ERR_INIT;
+	struct buf why = ENVCTL_BUF_INIT;
+	struct probe lp;
+	long long t0 = child_now_ms();
+	int r;
+
+	pa.timeout_ms = a->timeout_ms - locate_reserve(a->timeout_ms);
+	if ((r = probe_run(p, &pa, err)) == 0 || !p->startup_failed)
+		return r;
+	la.locate = 1;
+	la.env_extra = NULL;
+	la.fs = NULL;
+	la.timeout_ms = a->timeout_ms - (int)(child_now_ms() - t0);
+	if (la.timeout_ms < 1)
+		la.timeout_ms = 1;
+	if (probe_run(&lp, &la, &lerr) != 0) {
+		/* The first failure is the one to tell. */
+		probe_release(&lp);
+		err_release(&lerr);
+		return r;
+	}
+	buf_addstr(&why, err->msg);
+	if (err->cause != 0)
+		buf_addf(&why, ": %s", strerror(err->cause));
+	p->failed = buf_detach(&why, NULL);
+	take(&p->executable, &lp.executable);
+	take(&p->version, &lp.version);
+	take(&p->origin, &lp.origin);
+	take(&p->dangling, &lp.dangling);
+	json_decref(p->site_packages);
+	p->site_packages = lp.site_packages;
+	lp.site_packages = NULL;
+	json_decref(p->values);
+	p->values = json_object();
+	probe_release(&lp);
+	err_release(err);
+	return 0;
+}
+
 void
 probe_release(struct probe *p)
 {
+	free(p->failed);
 	free(p->executable);
 	free(p->version);
 	free(p->origin);

@@ -46,6 +46,9 @@ struct probe_args {
 					   it is already up) */
 	int		 last;		/* the session's last run: fs (if
 					   up) does it itself and ends */
+	int		 locate;	/* run `INTERP -S`: learn where
+					   sitecustomize is, import nothing
+					   (no names, no fork server) */
 };
 
 struct probe {
@@ -64,6 +67,10 @@ struct probe {
 	int	 exit;		/* exit status, or 128 + signal */
 	int	 forked;	/* the fork server served it (a child, or
 				   the server itself for a last run) */
+	int	 startup_failed;	/* it ran but never reached the
+					   report: exited, killed, hung */
+	char	*failed;	/* probe_find(): why start-up failed; the
+				   fields above then come from -S */
 };
 
 /*
@@ -73,6 +80,23 @@ struct probe {
  * ENVCTL_ETIMEOUT past the deadline, ENVCTL_ESYS.
  */
 int	probe_run(struct probe *p, const struct probe_args *a,
+	    struct err *err);
+/*
+ * probe_run() for a read: where start-up itself failed (startup_failed),
+ * runs the interpreter again with -S, which imports neither site nor
+ * sitecustomize and runs no .pth file, to learn which file start-up
+ * would import (agent/py/probe.py: sys.path, a venv's, the user's and the
+ * other site-packages, in site's order), so that a host whose
+ * sitecustomize exits, hangs or kills its parent can still be read and
+ * repaired.  Not -I: a wrapper's PYTHONPATH counts, as at start-up.  Then
+ * it returns 0, p->failed holds the first run's error, errtext and exit
+ * are the first run's, executable, version, origin, dangling and
+ * site_packages the second's, and values is empty.
+ * The first run gets a->timeout_ms less a reserve for the second (a
+ * fifth, 0.5 to 2 s, at most half).  Otherwise as probe_run(), with its
+ * error.
+ */
+int	probe_find(struct probe *p, const struct probe_args *a,
 	    struct err *err);
 void	probe_release(struct probe *p);
 

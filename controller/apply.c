@@ -129,6 +129,9 @@ apply_reply(struct apply_result *ar, const json_t *reply)
 		ar->startup_error = dup_member(v, "exception");
 	else if (json_is_string(v))
 		ar->startup_error = xstrdup(json_string_value(v));
+	else	/* a restored file whose start-up exits, hangs, is killed */
+		ar->startup_error = dup_member(json_object_get(reply,
+		    "verify"), "error");
 }
 
 int

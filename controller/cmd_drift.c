@@ -72,7 +72,8 @@ drift_line(struct buf *b, const struct host_plan *hp)
 	for (i = 0; i < hp->neffects; i++) {
 		const struct var_effect *e = &hp->effects[i];
 
-		if (e->in_effect)
+		/* Where start-up fails, nothing is in effect: said once. */
+		if (e->in_effect || hp->st.start_failed != NULL)
 			continue;
 		buf_addf(b, "%s%s effective %s, want %s", sep,
 		    vis_str(&v, e->name), vis_str(&v, e->now == NULL ?
@@ -83,6 +84,11 @@ drift_line(struct buf *b, const struct host_plan *hp)
 	if (hp->st.startup_error != NULL) {
 		buf_addf(b, "%ssitecustomize raises %s", sep,
 		    vis_str(&v, hp->st.startup_error));
+		sep = "; ";
+	}
+	if (hp->st.start_failed != NULL) {
+		buf_addf(b, "%sstart-up fails: %s", sep,
+		    vis_str(&v, hp->st.start_failed));
 		sep = "; ";
 	}
 	if (!hp->file_matches && hp->st.exists)

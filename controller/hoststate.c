@@ -119,6 +119,7 @@ parse_probe(struct host_state *st, const json_t *p, struct err *err)
 	st->imported = str(p, "imported", 0, "probe", err);
 	st->shadowed = json_is_true(json_object_get(p, "shadowed"));
 	st->probe_stderr = str(p, "stderr", 0, "probe", err);
+	st->start_failed = str(p, "failed", 0, "probe", err);
 	se = json_object_get(p, "startup_error");
 	if (json_is_object(se)) {
 		exc = json_string_value(json_object_get(se, "exception"));
@@ -231,6 +232,7 @@ hoststate_release(struct host_state *st)
 	buf_wipe(&st->content);
 	free(st->imported);
 	free(st->startup_error);
+	free(st->start_failed);
 	free(st->probe_stderr);
 	for (i = 0; i < st->nvalues; i++) {
 		if (st->values[i].value != NULL)

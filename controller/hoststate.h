@@ -59,6 +59,10 @@ struct host_state {
 	char		*imported;	/* NULL: the import failed or none */
 	int		 shadowed;
 	char		*startup_error;	/* "TypeError: ...", or NULL */
+	char		*start_failed;	/* why start-up exited, hung or was
+					   killed before the probe's report
+					   (path then found with -S -I), or
+					   NULL */
 	char		*probe_stderr;
 	struct hs_value	*values;
 	size_t		 nvalues;

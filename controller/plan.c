@@ -66,7 +66,8 @@ compare(struct host_plan *hp, const struct playbook *pb)
 	    strcmp(st->sha256, hp->want_sha256) == 0;
 	hp->effects = xcalloc(hp->d.nvars + 1, sizeof(*hp->effects));
 	hp->neffects = hp->d.nvars;
-	hp->all_in_effect = st->startup_error == NULL;
+	hp->all_in_effect = st->startup_error == NULL &&
+	    st->start_failed == NULL;
 	for (i = 0; i < hp->d.nvars; i++) {
 		struct var_effect *e = &hp->effects[i];
 

@@ -51,6 +51,15 @@ shown(const char *v, int secret)
 	return secret ? ENVCTL_MASK : v;
 }
 
+/* A variable's value now: nothing is set where start-up fails. */
+static const char *
+shown_now(const struct host_plan *hp, const struct var_effect *e)
+{
+	if (e->now == NULL && hp->st.start_failed != NULL)
+		return "(start-up fails)";
+	return shown(e->now, e->secret);
+}
+
 static const char *
 find(const char *hay, size_t hlen, const char *needle, size_t nlen)
 {
@@ -212,6 +221,10 @@ report_plan_host(struct buf *out, const struct host_plan *hp,
 		buf_addf(out, "    %serror%s     sitecustomize raises at "
 		    "startup: %s\n", col(ro, C_RED), col(ro, C_OFF),
 		    vis_str(&v, st->startup_error));
+	if (st->start_failed != NULL)
+		buf_addf(out, "    %serror%s     start-up fails: %s (the file "
+		    "was found without running it)\n", col(ro, C_RED),
+		    col(ro, C_OFF), vis_str(&v, st->start_failed));
 	for (i = 0; i < hp->neffects; i++) {
 		const struct var_effect *e = &hp->effects[i];
 
@@ -222,7 +235,7 @@ report_plan_host(struct buf *out, const struct host_plan *hp,
 		else
 			buf_addf(out, "    %-28s %s -> %s\n",
 			    vis_str(&v, e->name),
-			    vis_str(&v, shown(e->now, e->secret)),
+			    vis_str(&v, shown_now(hp, e)),
 			    vis_str(&v, shown(e->want, e->secret)));
 	}
 	for (i = 0; i < st->nchecks; i++) {
@@ -288,11 +301,13 @@ report_facts_host(struct buf *out, const struct host_plan *hp,
 	if (st->startup_error != NULL)
 		buf_addf(out, "    startup error %s\n",
 		    vis_str(&v, st->startup_error));
+	if (st->start_failed != NULL)
+		buf_addf(out, "    start-up      fails: %s (the file was found "
+		    "without running it)\n", vis_str(&v, st->start_failed));
 	for (i = 0; i < hp->neffects; i++)
 		buf_addf(out, "    %-28s %s\n",
 		    vis_str(&v, hp->effects[i].name),
-		    vis_str(&v, shown(hp->effects[i].now,
-		    hp->effects[i].secret)));
+		    vis_str(&v, shown_now(hp, &hp->effects[i])));
 	vis_release(&v);
 }
 
@@ -475,6 +490,8 @@ report_plan_json(const struct host_plan *hp)
 	json_object_set_new(h, "shadowed", json_boolean(st->shadowed));
 	json_object_set_new(h, "startup_error",
 	    jstr_or_null(st->startup_error));
+	json_object_set_new(h, "start_failed",
+	    jstr_or_null(st->start_failed));
 	vars = json_array();
 	for (i = 0; i < hp->neffects; i++) {
 		const struct var_effect *v = &hp->effects[i];

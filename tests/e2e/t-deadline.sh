@@ -5,8 +5,9 @@
 # the first byte (connect) or only from the middle of the agent's reply
 # (every byte used to restart the wait), and a host whose sitecustomize
 # hangs is reported by its own agent ("did not finish starting ...
-# (sitecustomize hangs?)") before the controller's deadline, while the
-# other hosts of the same run are fine.
+# (sitecustomize hangs?)", pending: the file is found without start-up)
+# before the controller's deadline, while the other hosts of the same run
+# are fine.
 #
 # Wall times come from the shell's own clock ($EPOCHREALTIME); the allowed
 # margin over --timeout is MARGIN_MS (closing, reporting, process exit).
@@ -203,8 +204,9 @@ out=$("${E[@]}" plan "$FLEET_INVENTORY" --known-hosts "$FLEET_KNOWN_HOSTS" \
 rc=$?
 ms=$(($(now_ms) - t0))
 note "hanging sitecustomize: plan took $ms ms: $(grep '^gpu-' <<<"$out")"
-assert_eq "$rc" 1 "hanging sitecustomize: plan exit status"
-re='gpu-03: failed: [^ ]*python3 did not finish starting in [0-9.]+ s \(sitecustomize hangs\?\)'
+assert_eq "$rc" 2 "hanging sitecustomize: plan exit status (pending)"
+assert_contains "$out" "gpu-03: pending" "hanging sitecustomize: gpu-03 read"
+re='start-up fails: [^ ]*python3 did not finish starting in [0-9.]+ s \(sitecustomize hangs\?\)'
 [[ $out =~ $re ]] ||
     fail "hanging sitecustomize: the agent's own report: $out"
 case $out in *"timed out"*) fail "hanging sitecustomize: a transport timeout: $out" ;; esac
