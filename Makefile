@@ -11,6 +11,7 @@
 #   make demo            a 3-host demo fleet and its plan (root)
 #   make install         PREFIX=/usr/local DESTDIR= BINDIR= MANDIR=
 #   make lint-layers     include rules between common/, agent/, controller/
+#   make lint-sh         shellcheck on the shell scripts
 #   make fuzz FUZZ=NAME  fuzz one target of tests/fuzz/ with libFuzzer (clang)
 
 VERSION = 0.1.0
@@ -221,7 +222,7 @@ check-bench-tools: $(B)/delayproxy
 check-only: $(TEST_BIN) $(if $(AGENT_SRC),$(AGENT_FAULTS))
 	$(Q)$(TEST_ENV) sh tests/run-unit $(TEST_BIN)
 
-check: lint-layers lint-man
+check: lint-layers lint-man lint-sh
 	$(Q)$(MAKE) --no-print-directory check-unit
 	$(Q)$(MAKE) --no-print-directory check-inventory
 	$(Q)$(MAKE) --no-print-directory check-fuzz
@@ -237,6 +238,18 @@ check: lint-layers lint-man
 # alone and never sees libssh; only the transport module may include libssh.
 lint-layers:
 	$(Q)sh tests/lint-layers
+
+# shellcheck on every shell script of the tree (scripts/install-deps
+# installs it), found by its #! line (lib.sh, which is sourced, by its
+# shellcheck directive): tests/inventory/run and tests/bench/ are Python.
+SH_SCRIPTS = $(shell grep -l -e '^\#! */bin/\(ba\)\?sh' \
+	-e '^\#! */usr/bin/env \(ba\)\?sh' -e '^\# shellcheck shell=' \
+	scripts/* .ci/run tests/e2e/* tests/bench/* tests/inventory/run \
+	tests/fuzz/run tests/run-unit tests/lint-layers 2>/dev/null)
+lint-sh:
+	$(Q)command -v shellcheck >/dev/null || { echo "lint-sh: install" \
+	    "shellcheck (scripts/install-deps)" >&2; exit 1; }
+	$(Q)shellcheck -x $(SH_SCRIPTS) && echo "lint-sh: ok"
 
 # The main job on a built-in demo fleet of real local sshd hosts (root).
 demo: all
@@ -299,7 +312,7 @@ lint-man:
 clean:
 	rm -rf build
 
-.PHONY: all bench bench-inventory bench-scale check-inventory demo demo-stop check check-unit check-e2e check-bench-tools check-fuzz check-only fuzz lint-layers lint-man install uninstall clean
+.PHONY: all bench bench-inventory bench-scale check-inventory demo demo-stop check check-unit check-e2e check-bench-tools check-fuzz check-only fuzz lint-layers lint-man lint-sh install uninstall clean
 .SECONDARY:
 
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -142,6 +142,7 @@ assert_contains "$out" "--lock-timeout is for --fix" "--lock-timeout without --f
 # gpu-02's lock as its agent takes it: /var/lib/envctl/locks in its
 # namespace (root's, 0700), held here by something that is not envctl.
 hl="$(host_dir gpu-02)/var-lib-envctl/locks"
+# shellcheck disable=SC2174 # only locks/ is 0700; its parent is the host's
 mkdir -p -m 0700 "$hl" || fatal "cannot make $hl"
 hl=$hl/%etc%python$FLEET_PYVER%sitecustomize.py.lock
 hold_flock "$hl"

@@ -146,7 +146,7 @@ made=$(find "$(bdir gpu-01)" -type f -name '*.json' -newer "$E2E_TMP/mark" | wc 
 [ "$made" -le 1 ] || fail "gpu-01: $made backups for one change"
 cat "$E2E_TMP/a1" "$E2E_TMP/a2" >"$E2E_TMP/both"
 id=$(sed -n 's/^gpu-01: changed (backup \([^)]*\)).*/\1/p' "$E2E_TMP/both")
-[ -n "$id" ] && [ -f "$(bdir gpu-01)/$id.json" ] ||
+{ [ -n "$id" ] && [ -f "$(bdir gpu-01)/$id.json" ]; } ||
     fail "gpu-01: the change's backup '$id' is not in the store"
 # The loser saw the file changed under it, or nothing to do: never both
 # writing.
@@ -174,13 +174,13 @@ if [ "$(uname -m)" = x86_64 ]; then
 	printf '\267\000' | dd of="$E2E_TMP/agent-aarch64" bs=1 seek=18 \
 	    conv=notrunc 2>/dev/null
 	cache=$(host_dir gpu-01)/var-lib-envctl/agent
-	before=$(ls -A "$cache" | wc -l)
+	before=$(find "$cache" -mindepth 1 -maxdepth 1 | wc -l)
 	start=$(date +%s)
 	out=$(ENVCTL_AGENT=$E2E_TMP/agent-aarch64 "${E[@]}" plan "$INV" "${KH[@]}" \
 	    -l gpu-01 2>&1)
 	assert_eq "$?" 1 "other architecture: plan fails"
 	assert_contains "$out" "host architecture is x86_64, but this envctl has an agent for aarch64 only" \
 	    "other architecture: the reason"
-	assert_eq "$(ls -A "$cache" | wc -l)" "$before" "other architecture: nothing uploaded"
+	assert_eq "$(find "$cache" -mindepth 1 -maxdepth 1 | wc -l)" "$before" "other architecture: nothing uploaded"
 	[ $(($(date +%s) - start)) -le 10 ] || fail "other architecture: took longer than 10 s"
 fi

@@ -46,7 +46,7 @@ hold() {
 	local tag=$1 ns=$2 user=$3 file=$4 fd i
 	local -a as=()
 	[ "$user" = root ] || as=(setpriv --reuid "$MUID" --regid "$MUID" --clear-groups)
-	mkfifo "$E2E_TMP/$tag.fifo" && : >"$E2E_TMP/$tag.ready" ||
+	{ mkfifo "$E2E_TMP/$tag.fifo" && : >"$E2E_TMP/$tag.ready"; } ||
 	    fatal "$tag: cannot make the FIFO"
 	exec {fd}<>"$E2E_TMP/$tag.fifo"
 	FIFO_FD[$tag]=$fd
@@ -119,8 +119,8 @@ assert_eq "$?" 0 "lock free again: apply succeeds: $out"
 # Its /run is a tmpfs (so /run/envctl is made there, never on this
 # machine), and its /etc/passwd a copy that holds mallory.
 C=$E2E_TMP/ctl
-mkdir -m 0700 "$C" && cp /etc/passwd "$C/passwd" && cp /etc/group "$C/group" ||
-    fatal "cannot make $C"
+{ mkdir -m 0700 "$C" && cp /etc/passwd "$C/passwd" &&
+    cp /etc/group "$C/group"; } || fatal "cannot make $C"
 printf 'mallory:x:%d:%d::/nonexistent:/bin/sh\n' "$MUID" "$MUID" >>"$C/passwd"
 printf 'mallory:x:%d:\n' "$MUID" >>"$C/group"
 mkfifo "$C/ns.fifo" || fatal "cannot make $C/ns.fifo"
