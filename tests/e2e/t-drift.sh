@@ -94,7 +94,9 @@ hold_flock() {
 	HOLDER=$!
 	for ((i = 0; i < 400; i++)); do
 		grep -q "FLOCK .* $HOLDER " /proc/locks && return 0
-		sleep 0.05	# polling /proc/locks for the holder
+		# polling /proc/locks: flock(1) prints nothing, and its command
+		# line is what envctl must name, so no "held" line to wait on
+		sleep 0.05
 	done
 	fatal "flock $1 did not take the lock"
 }
