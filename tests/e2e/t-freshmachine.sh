@@ -53,12 +53,14 @@ case $rc in
 0) ;;
 90 | 91) fatal "cannot mount the fresh machine's /run or hide CUDA ($rc)" ;;
 92) fatal "/run/sshd exists on an empty /run" ;;
-*) fatal "the namespace's script failed ($rc): $(cat "$OUT"/start 2>/dev/null)" ;;
+*) fatal "the namespace's script failed ($rc):" \
+    "$(cat "$OUT"/start 2>/dev/null)" ;;
 esac
 
 start=$(cat "$OUT/start")
 assert_eq "$(cat "$OUT/start.rc")" 0 "demo start: exit status: $start"
-assert_contains "$start" $'\n2 to change, 1 in sync\n' "demo start: the plan's summary"
+assert_contains "$start" $'\n2 to change, 1 in sync\n' \
+    "demo start: the plan's summary"
 assert_contains "$start" "gpu-01: pending" "demo start: the broken seed"
 assert_contains "$start" "gpu-03: ok" "demo start: the right file"
 assert_contains "$start" "(exit status 2:" "demo start: plan's exit status"
