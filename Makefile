@@ -11,6 +11,8 @@
 #   make demo            a 3-host demo fleet and its plan (root)
 #   make install         PREFIX=/usr/local DESTDIR= BINDIR= MANDIR=
 #   make lint-layers     include rules between common/, agent/, controller/
+#   make lint-sh         shellcheck on the shell scripts
+#   make lint-headers    every header compiles on its own
 #   make fuzz FUZZ=NAME  fuzz one target of tests/fuzz/ with libFuzzer (clang)
 
 VERSION = 0.1.0
@@ -233,7 +235,7 @@ check-bench-tools: $(B)/delayproxy
 check-only: $(TEST_BIN) $(if $(AGENT_SRC),$(AGENT_FAULTS))
 	$(Q)$(TEST_ENV) sh tests/run-unit $(TEST_BIN)
 
-check: lint-layers lint-man lint-py
+check: lint-layers lint-man lint-py lint-sh lint-headers
 	$(Q)$(MAKE) --no-print-directory check-unit
 	$(Q)$(MAKE) --no-print-directory check-inventory
 	$(Q)$(MAKE) --no-print-directory check-fuzz
@@ -249,6 +251,35 @@ check: lint-layers lint-man lint-py
 # alone and never sees libssh; only the transport module may include libssh.
 lint-layers:
 	$(Q)sh tests/lint-layers
+
+# Every header compiles on its own: a .c that includes only it, built with
+# the flags of each program that includes it (common/ with both).
+HDR_CHECK = $(patsubst %,$(B)/hdr/%.o,$(wildcard common/*.h controller/*.h)) \
+	$(patsubst %,$(B)/hdr-ag/%.o,$(wildcard common/*.h agent/*.h))
+lint-headers: $(HDR_CHECK)
+	$(Q)echo "lint-headers: ok"
+
+$(B)/hdr/%.o: %
+	@mkdir -p $(dir $@)
+	$(Q)printf '#include "%s"\n' $< >$(@:.o=.c)
+	$(QUIET_CC)$(CC) $(ALL_CFLAGS) $(CTL_CFLAGS) -c -o $@ $(@:.o=.c)
+
+$(B)/hdr-ag/%.o: % | $(AGENT_INC)
+	@mkdir -p $(dir $@)
+	$(Q)printf '#include "%s"\n' $< >$(@:.o=.c)
+	$(QUIET_CC)$(AGENT_CC) $(ALL_CFLAGS) $(AGENT_CFLAGS) -c -o $@ $(@:.o=.c)
+
+# shellcheck on every shell script of the tree (scripts/install-deps
+# installs it), found by its #! line (lib.sh, which is sourced, by its
+# shellcheck directive): tests/inventory/run and tests/bench/ are Python.
+SH_SCRIPTS = $(shell grep -l -e '^\#! */bin/\(ba\)\?sh' \
+	-e '^\#! */usr/bin/env \(ba\)\?sh' -e '^\# shellcheck shell=' \
+	scripts/* .ci/run tests/e2e/* tests/bench/* tests/inventory/run \
+	tests/fuzz/run tests/run-unit tests/lint-layers 2>/dev/null)
+lint-sh:
+	$(Q)command -v shellcheck >/dev/null || { echo "lint-sh: install" \
+	    "shellcheck (scripts/install-deps)" >&2; exit 1; }
+	$(Q)shellcheck -x $(SH_SCRIPTS) && echo "lint-sh: ok"
 
 # The main job on a built-in demo fleet of real local sshd hosts (root).
 demo: all
@@ -316,7 +347,7 @@ lint-man:
 clean:
 	rm -rf build
 
-.PHONY: all bench bench-inventory bench-scale check-inventory demo demo-stop check check-unit check-e2e check-bench-tools check-fuzz check-only fuzz lint-layers lint-man lint-py install uninstall clean
+.PHONY: all bench bench-inventory bench-scale check-inventory demo demo-stop check check-unit check-e2e check-bench-tools check-fuzz check-only fuzz lint-layers lint-man lint-py lint-sh lint-headers install uninstall clean
 .SECONDARY:
 
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/fdio.h"
+#include "common/selfexe.h"
 #include "common/xmalloc.h"
 #include "install.h"
 
@@ -94,33 +95,33 @@ owned_file(int dfd, const char *name, uid_t uid, struct stat *st)
 static void
 cache_find(struct cache *c)
 {
-	char self[PATH_MAX], *base;
+	char *self, *base;
 	struct stat st;
-	ssize_t n;
 	int dfd;
 
 	c->looked = 1;
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
+	if ((self = selfexe_path()) == NULL)
 		return;
-	self[n] = '\0';
 	/* A deleted file reads "NAME (deleted)": no match, no cache. */
-	if ((base = strrchr(self, '/')) == NULL || !agent_name(base + 1))
-		return;
+	base = strrchr(self, '/');
+	if (!agent_name(base + 1))
+		goto out;
 	*base++ = '\0';
 	dfd = open(self[0] != '\0' ? self : "/", O_RDONLY | O_DIRECTORY |
 	    O_CLOEXEC);
 	if (dfd == -1)
-		return;
+		goto out;
 	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
 	    !S_ISREG(st.st_mode)) {
 		close(dfd);
-		return;
+		goto out;
 	}
 	c->dfd = dfd;
 	c->dir = xstrdup(self[0] != '\0' ? self : "/");
 	c->self = xstrdup(base);
 	c->uid = st.st_uid;
+out:
+	free(self);
 }
 
 /* 1: file holds exactly text; 0: it differs; -1: it cannot be read. */

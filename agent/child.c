@@ -13,7 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/deadline.h"
 #include "common/err.h"
+#include "common/fdio.h"
 #include "common/xmalloc.h"
 
 #define CHUNK		65536
@@ -34,25 +36,6 @@ static void
 on_sigchld(int sig)
 {
 	(void)sig;	/* only here to interrupt pselect() */
-}
-
-static long long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int
-cloexec_pipe(int p[2])
-{
-	if (pipe(p) == -1)
-		return -1;
-	fcntl(p[0], F_SETFD, FD_CLOEXEC);
-	fcntl(p[1], F_SETFD, FD_CLOEXEC);
-	return 0;
 }
 
 static void
@@ -247,12 +230,6 @@ exec_status(struct child_result *res, int fd, const struct child_spec *spec,
 	    "cannot run '%s'", spec->name);
 }
 
-long long
-child_now_ms(void)
-{
-	return now_ms();
-}
-
 int
 child_pipes(int rd[], int wr[], int n, struct err *err)
 {
@@ -261,7 +238,7 @@ child_pipes(int rd[], int wr[], int n, struct err *err)
 	for (i = 0; i < n; i++)
 		rd[i] = wr[i] = -1;
 	for (i = 0; i < n; i++) {
-		if (cloexec_pipe(p) == -1) {
+		if (fd_cloexec_pipe(p) == -1) {
 			err_errno(err, ENVCTL_ESYS, errno,
 			    "cannot make a pipe");
 			break;
@@ -343,11 +320,11 @@ child_collect(struct child_result *res, int rd[2], struct child_watch *w,
 		}
 		if (!exited && w->gone(w->arg)) {
 			exited = 1;
-			grace_end = now_ms() + GRACE_MS;
+			grace_end = deadline_now_ms() + GRACE_MS;
 		}
 		if (exited && rd[0] < 0 && rd[1] < 0 && w->fd < 0)
 			break;
-		t = now_ms();
+		t = deadline_now_ms();
 		if (exited && t >= grace_end)
 			break;
 		if (t >= deadline) {
@@ -526,7 +503,7 @@ child_run(struct child_result *res, const struct child_spec *spec,
 	if ((r = child_pipes(rd, wr, 3, err)) != 0)
 		goto out;
 	/* Even exec() is under the deadline: it can hang on a dead mount. */
-	deadline = now_ms() + spec->timeout_ms;
+	deadline = deadline_now_ms() + spec->timeout_ms;
 	if ((pid = child_spawn(spec, nullfd, wr[0], wr[1], wr[2], err)) == -1) {
 		r = err->code;
 		goto out;

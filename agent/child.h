@@ -84,14 +84,13 @@ struct child_watch {
 /*
  * Reads rd[0] (stdout) and rd[1] (stderr) into res, keeping spec's tails,
  * until both close, or GRACE (200 ms) after gone() for descendants that
- * hold them; closes them.  ENVCTL_ETIMEOUT at deadline (child_now_ms()
+ * hold them; closes them.  ENVCTL_ETIMEOUT at deadline (deadline_now_ms()
  * + timeout), ENVCTL_ESYS on the stop flag; ready()'s error.  It neither
  * kills nor reaps: the caller does, whatever the return.
  */
 int	child_collect(struct child_result *res, int rd[2],
 	    struct child_watch *w, const struct child_spec *spec,
 	    const sigset_t *waitmask, long long deadline, struct err *err);
-long long child_now_ms(void);
 /*
  * n pipes with both ends close-on-exec, read ends in rd (below
  * FD_SETSIZE), write ends in wr; on failure none stays open and the

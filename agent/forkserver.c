@@ -14,6 +14,7 @@
 
 #include "cache.h"
 #include "child.h"
+#include "common/deadline.h"
 #include "common/err.h"
 #include "common/xmalloc.h"
 
@@ -145,7 +146,7 @@ recv_msg(int sock, char *msg, size_t size, long long deadline,
 		if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK &&
 		    errno != EINTR))
 			return -1;
-		if ((left = deadline - child_now_ms()) <= 0)
+		if ((left = deadline - deadline_now_ms()) <= 0)
 			return -1;
 		ts.tv_sec = (time_t)(left / 1000);
 		ts.tv_nsec = (long)(left % 1000) * 1000000;
@@ -227,7 +228,7 @@ start_one(struct forkserver *fs, const struct child_spec *spec, int classic,
 		return -1;
 	}
 	ready = xmalloc(READY_MAX);
-	n = recv_msg(fs->sock, ready, READY_MAX, child_now_ms() +
+	n = recv_msg(fs->sock, ready, READY_MAX, deadline_now_ms() +
 	    (spec->timeout_ms < START_MS ? spec->timeout_ms : START_MS), spec);
 	if (n == 7 && memcmp(ready, "threads", 7) == 0) {
 		free(ready);
@@ -479,7 +480,7 @@ forkserver_run(struct forkserver *fs, struct child_result *res,
 		return ENVCTL_EUNSUPPORTED;
 	if ((r = child_pipes(rd, wr, 2, err)) != 0)
 		return r;
-	deadline = child_now_ms() + spec->timeout_ms;
+	deadline = deadline_now_ms() + spec->timeout_ms;
 	r = send_run(fs->sock, spec, wr, last);
 	close_pair(wr);
 	if (r != 0 || recv_msg(fs->sock, msg, MSG_MAX, deadline, spec) < 0 ||
@@ -506,7 +507,7 @@ forkserver_run(struct forkserver *fs, struct child_result *res,
 	if (rn.lost)
 		return broken(fs);
 	if (!rn.exited && (recv_msg(fs->sock, msg, MSG_MAX,
-	    child_now_ms() + REAP_MS, spec) < 0 ||
+	    deadline_now_ms() + REAP_MS, spec) < 0 ||
 	    parse_exit(&rn, msg) != 0)) {
 		broken(fs);
 		return r != 0 ? r : ENVCTL_EUNSUPPORTED;

@@ -13,6 +13,7 @@
 
 #include "account.h"
 #include "backup.h"
+#include "common/deadline.h"
 #include "common/err.h"
 #include "common/lockfile.h"
 #include "common/xmalloc.h"
@@ -28,15 +29,6 @@ lock_name(const char *real)
 		if (*p == '/')
 			*p = '%';
 	return s;
-}
-
-static long long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* What the lock file says about its holder, as one line. */
@@ -173,7 +165,7 @@ lock_acquire(struct lock *lk, const struct lock_spec *s, struct err *err)
 	lk->path = NULL;
 	if ((r = open_lock(lk, s, name, err)) != 0)
 		goto out;
-	deadline = now_ms() + s->timeout_ms;
+	deadline = deadline_now_ms() + s->timeout_ms;
 	for (;;) {
 		if (flock(lk->fd, LOCK_EX | LOCK_NB) == 0)
 			break;
@@ -191,7 +183,7 @@ lock_acquire(struct lock *lk, const struct lock_spec *s, struct err *err)
 			    s->real);
 			goto out;
 		}
-		if ((left = deadline - now_ms()) <= 0) {
+		if ((left = deadline - deadline_now_ms()) <= 0) {
 			r = held(lk, s->real, err);
 			goto out;
 		}

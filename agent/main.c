@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/err.h"
+#include "common/selfexe.h"
 
 #include "cache.h"
 #include "forkserver.h"
@@ -41,21 +42,18 @@ self_check(const char *digest)
 {
 	struct policy_ids ids;
 	struct err err = ENVCTL_ERR_INIT;
-	char self[PATH_MAX];
-	ssize_t n;
+	char *self;
 	int mismatch, r = 0;
 
 	policy_ids_self(&ids);
 	if (!policy_privileged(&ids))
 		return 0;
 	unsetenv("TMPDIR");
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0) {
+	if ((self = selfexe_path()) == NULL) {
 		fprintf(stderr, "envctl-agent: cannot read /proc/self/exe, "
 		    "so a privileged agent cannot check its digest\n");
 		return 1;
 	}
-	self[n] = '\0';
 	if (policy_check_digest(&mismatch, "/proc/self/exe", self, digest,
 	    &err) != 0) {
 		fprintf(stderr, "envctl-agent: %s%s%s\n", err.msg,
@@ -64,6 +62,7 @@ self_check(const char *digest)
 		r = mismatch ? ENVCTL_POLICY_EXIT_DIGEST : 1;
 	}
 	err_release(&err);
+	free(self);
 	return r;
 }
 

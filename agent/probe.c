@@ -7,6 +7,7 @@
 #include "cache.h"
 #include "child.h"
 #include "forkserver.h"
+#include "common/deadline.h"
 #include "common/err.h"
 #include "common/proto.h"
 #include "common/xmalloc.h"
@@ -280,7 +281,7 @@ probe_find(struct probe *p, const struct probe_args *a, struct err *err)
 	struct err lerr = ENVCTL_ERR_INIT;
 	struct buf why = ENVCTL_BUF_INIT;
 	struct probe lp;
-	long long t0 = child_now_ms();
+	long long t0 = deadline_now_ms();
 	int r;
 
 	pa.timeout_ms = a->timeout_ms - locate_reserve(a->timeout_ms);
@@ -289,7 +290,7 @@ probe_find(struct probe *p, const struct probe_args *a, struct err *err)
 	la.locate = 1;
 	la.env_extra = NULL;
 	la.fs = NULL;
-	la.timeout_ms = a->timeout_ms - (int)(child_now_ms() - t0);
+	la.timeout_ms = a->timeout_ms - (int)(deadline_now_ms() - t0);
 	if (la.timeout_ms < 1)
 		la.timeout_ms = 1;
 	if (probe_run(&lp, &la, &lerr) != 0) {

@@ -1,7 +1,9 @@
 /* fdio.c - whole writes to a file descriptor (see fdio.h). */
+#define _GNU_SOURCE	/* pipe2 */
 #include "fdio.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 int
@@ -24,4 +26,10 @@ fd_write_all(int fd, const void *data, size_t len)
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+int
+fd_cloexec_pipe(int p[2])
+{
+	return pipe2(p, O_CLOEXEC);
 }

@@ -38,18 +38,16 @@ const char *
 str_closest(const char *word, const char *const *candidates)
 {
 	const char *best = NULL;
-	size_t d, bestd = (size_t)-1, limit = strlen(word) / 3;
+	size_t d, bestd = (size_t)-1, len = strlen(word);
 
-	if (limit < 2)
-		limit = 2;
 	for (; *candidates != NULL; candidates++) {
 		d = str_distance(word, *candidates);
-		if (d < bestd) {
+		if (d < bestd && d <= strlen(*candidates) / 2 && d < len) {
 			bestd = d;
 			best = *candidates;
 		}
 	}
-	return bestd <= limit ? best : NULL;
+	return best;
 }
 
 int

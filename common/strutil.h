@@ -16,8 +16,11 @@ struct buf;
 /* Levenshtein distance between a and b (bytes). */
 size_t	 str_distance(const char *a, const char *b);
 /*
- * Returns the candidate (NULL-terminated list) closest to word when it is
- * close enough to be a likely typo (distance <= 2, or <= len/3), else NULL.
+ * Returns the candidate (NULL-terminated list; the first of equals)
+ * closest to word when it is close enough to be a likely typo: at most
+ * half the candidate's length away, and keeping something of word (the
+ * distance is less than word's length), else NULL.  The one rule of every
+ * "did you mean" of envctl.
  */
 const char *str_closest(const char *word, const char *const *candidates);
 /* 1 when s ends with suffix. */

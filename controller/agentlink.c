@@ -4,7 +4,6 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -18,7 +17,9 @@
 #include "common/buf.h"
 #include "common/deadline.h"
 #include "common/err.h"
+#include "common/fdio.h"
 #include "common/proto.h"
+#include "common/selfexe.h"
 #include "common/xmalloc.h"
 #include "controller/inventory.h"
 #include "controller/output.h"
@@ -82,13 +83,13 @@ elf_arch(const char *data, size_t len)
 static char *
 beside_program(const char *name)
 {
-	char path[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+	char *dir = selfexe_dir(), *path;
 
-	if (n <= 0)
+	if (dir == NULL)
 		return NULL;
-	path[n] = '\0';
-	return xasprintf("%s/%s", dirname(path), name);
+	path = xasprintf("%s/%s", dir, name);
+	free(dir);
+	return path;
 }
 
 int
@@ -242,16 +243,6 @@ set_nonblock(int fd)
 }
 
 static int
-cloexec_pipe(int fds[2])
-{
-	if (pipe(fds) != 0)
-		return -1;
-	fcntl(fds[0], F_SETFD, FD_CLOEXEC);
-	fcntl(fds[1], F_SETFD, FD_CLOEXEC);
-	return 0;
-}
-
-static int
 local_start(struct agentlink *l, struct err *err)
 {
 	int in[2], out[2], er[2];
@@ -277,9 +268,9 @@ local_start(struct agentlink *l, struct err *err)
 		argv[n++] = (char *)l->o->agent->sha256;
 	}
 	argv[n] = NULL;
-	if (cloexec_pipe(in) != 0)
+	if (fd_cloexec_pipe(in) != 0)
 		return err_errno(err, ENVCTL_ESYS, errno, "pipe");
-	if (cloexec_pipe(out) != 0 || cloexec_pipe(er) != 0) {
+	if (fd_cloexec_pipe(out) != 0 || fd_cloexec_pipe(er) != 0) {
 		close(in[0]);
 		close(in[1]);
 		return err_errno(err, ENVCTL_ESYS, errno, "pipe");

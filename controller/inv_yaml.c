@@ -161,17 +161,10 @@ parse_hosts(struct reader *r, size_t g, const char *gname,
 static void
 unknown_key(struct reader *r, const char *gname, const struct ynode *k)
 {
-	static const char *const valid[] = { "hosts", "vars", "children" };
-	const char *best = NULL;
-	size_t i, d, bestd = SIZE_MAX;
+	static const char *const valid[] = { "hosts", "vars", "children",
+		NULL };
+	const char *best = str_closest(k->str, valid);
 
-	for (i = 0; i < sizeof(valid) / sizeof(valid[0]); i++) {
-		d = str_distance(k->str, valid[i]);
-		if (d < bestd && d <= strlen(valid[i]) / 2 && d < k->len) {
-			bestd = d;
-			best = valid[i];
-		}
-	}
 	if (best != NULL)
 		report(r, ENVCTL_EINVALID, k, "unknown key '%s' in group '%s' "
 		    "(expected hosts, vars or children; did you mean '%s'?)",

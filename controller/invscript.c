@@ -1,5 +1,5 @@
 /* invscript.c - run executable inventories (see invscript.h). */
-#define _GNU_SOURCE	/* posix_spawn_file_actions_addclosefrom_np, pipe2 */
+#define _GNU_SOURCE	/* posix_spawn_file_actions_addclosefrom_np */
 #include "controller/invscript.h"
 
 #include <errno.h>
@@ -15,6 +15,7 @@
 #include "common/buf.h"
 #include "common/deadline.h"
 #include "common/err.h"
+#include "common/fdio.h"
 #include "common/strutil.h"
 #include "common/xmalloc.h"
 #include "controller/inv_json.h"
@@ -40,7 +41,7 @@ spawn(struct child *c, const char *path, char *const argv[], struct err *err)
 	if (access(path, F_OK) != 0 && errno == ENOENT)
 		return err_set(err, ENVCTL_ENOTFOUND, "cannot run '%s': no "
 		    "such file", path);
-	if (pipe2(o, O_CLOEXEC) != 0 || pipe2(e, O_CLOEXEC) != 0) {
+	if (fd_cloexec_pipe(o) != 0 || fd_cloexec_pipe(e) != 0) {
 		code = err_errno(err, ENVCTL_ESYS, errno, "pipe");
 		goto pipes;
 	}

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/err.h"
+#include "common/selfexe.h"
 #include "common/strutil.h"
 #include "common/xmalloc.h"
 #include "controller/pylit.h"
@@ -454,19 +455,6 @@ playbook_check_name(enum playbook_check c)
 	return "none";
 }
 
-/* The directory holding the running program, or NULL. */
-static char *
-exe_dir(void)
-{
-	char path[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-
-	if (n <= 0)
-		return NULL;
-	path[n] = '\0';
-	return xstrdup(dirname(path));
-}
-
 int
 playbook_find(char **out, const char *name, const char *base_dir,
     struct err *err)
@@ -487,7 +475,7 @@ playbook_find(char **out, const char *name, const char *base_dir,
 	}
 	if ((env = getenv("ENVCTL_PLAYBOOK_PATH")) != NULL)
 		dirs[0] = xstrdup(env);
-	if ((p = exe_dir()) != NULL) {
+	if ((p = selfexe_dir()) != NULL) {
 		dirs[1] = xasprintf("%s/../playbooks", p);
 		free(p);
 	}

@@ -276,6 +276,23 @@ fleet_changed() {
 }
 
 # pid_alive PID: PID runs (zombies, which init may reap late, do not).
+# ready_pipe NAME: a FIFO $E2E_TMP/NAME.out, opened here read-write on fd
+# READY_FD, for a background helper's stdout.  await_ready FD FILE: the
+# first line the helper prints (its "ready", or why it failed), read from
+# FD within 20 s, is written to FILE; FD is closed.  A readiness signal,
+# never a sleep.
+ready_pipe() {
+	mkfifo "$E2E_TMP/$1.out" || fatal "$1: cannot make a FIFO"
+	# shellcheck disable=SC2034 # for the caller
+	exec {READY_FD}<>"$E2E_TMP/$1.out"
+}
+await_ready() {
+	local line='' fd=$1
+	read -r -t 20 line <&"$fd" || line="(nothing within 20 s)"
+	exec {fd}>&-
+	printf '%s\n' "$line" >"$2"
+}
+
 pid_alive() {
 	local st
 	{ st=$(<"/proc/$1/stat"); } 2>/dev/null || return 1

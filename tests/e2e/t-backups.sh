@@ -74,6 +74,7 @@ assert_eq "$(find "$STORE" -mindepth 1 | wc -l)" 6 "three pairs, no leftover"
 assert_eq "$(host_ssh gpu-01 "sha256sum <$SP" | cut -d' ' -f1)" "$cur" \
     "the file is what it was"
 # The three are three versions.
+# shellcheck disable=SC2086 # $before: one backup id a word, split on purpose
 assert_eq "$(cd "$STORE" && sha256sum $before | cut -d' ' -f1 | sort -u | wc -l)" 3 \
     "three distinct versions kept"
 
@@ -110,6 +111,7 @@ case $out in *"exit -1"*) fail "killed agent over SSH: 'exit -1' in: $out" ;; es
 
 # The same as a local child (ansible_connection: local).
 LK=$E2E_TMP/killer
+# shellcheck disable=SC2016 # $PPID is the killer script's own, at its run
 printf '#!/bin/sh\nkill -KILL $PPID\nexec /usr/bin/python3 "$@"\n' >"$LK"
 chmod 755 "$LK"
 printf 'all:\n  hosts:\n    me:\n      ansible_connection: local\n' >"$E2E_TMP/local.yaml"

@@ -154,7 +154,7 @@ assert_contains "$out" "gpu-02: pending" "relay, no drip: the host was read"
 relay_stop
 total=$RELAY_DOWN
 note "relay, no drip: the host sent $total bytes"
-[ -n "$total" ] && [ "$total" -gt 40000 ] ||
+{ [ -n "$total" ] && [ "$total" -gt 40000 ]; } ||
     fatal "relay, no drip: only '$total' bytes came through"
 
 # drip_plan AFTER WHAT: plan the fleet with gpu-02 behind a relay that drips

@@ -94,7 +94,9 @@ hold_flock() {
 	HOLDER=$!
 	for ((i = 0; i < 400; i++)); do
 		grep -q "FLOCK .* $HOLDER " /proc/locks && return 0
-		sleep 0.05	# polling /proc/locks for the holder
+		# polling /proc/locks: flock(1) prints nothing, and its command
+		# line is what envctl must name, so no "held" line to wait on
+		sleep 0.05
 	done
 	fatal "flock $1 did not take the lock"
 }
@@ -142,6 +144,7 @@ assert_contains "$out" "--lock-timeout is for --fix" "--lock-timeout without --f
 # gpu-02's lock as its agent takes it: /var/lib/envctl/locks in its
 # namespace (root's, 0700), held here by something that is not envctl.
 hl="$(host_dir gpu-02)/var-lib-envctl/locks"
+# shellcheck disable=SC2174 # only locks/ is 0700; its parent is the host's
 mkdir -p -m 0700 "$hl" || fatal "cannot make $hl"
 hl=$hl/%etc%python$FLEET_PYVER%sitecustomize.py.lock
 hold_flock "$hl"

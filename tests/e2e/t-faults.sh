@@ -125,8 +125,12 @@ bdir() {
 	printf '%s/var-backups-envctl/etc/python%s/sitecustomize.py\n' \
 	    "$(host_dir "$1")" "$FLEET_PYVER"
 }
-sleep 1
-touch "$E2E_TMP/mark"
+# The backups before, by name: a timestamp could not tell a backup of
+# this second from one of the two runs.
+backups() {
+	find "$(bdir gpu-01)" -type f -name '*.json' 2>/dev/null | sort
+}
+backups >"$E2E_TMP/before"
 "${E[@]}" apply "$INV" "${KH[@]}" --yes >"$E2E_TMP/a1" 2>&1 &
 p1=$!
 "${E[@]}" apply "$INV" "${KH[@]}" --yes >"$E2E_TMP/a2" 2>&1 &
@@ -140,13 +144,13 @@ for h in gpu-01 gpu-02; do
 	assert_eq "$(host_hash "$h")" "$NEW" "$h: consistent after two applies"
 	assert_eq "$(temp_files "$h")" "" "$h: no temp file after two applies"
 done
-# (Counted by time: keep: 10 prunes older ones as new ones come.) At most
+# (Counted by name: keep: 10 prunes older ones as new ones come.) At most
 # one: when the newest backup already holds the seed, the change reuses it.
-made=$(find "$(bdir gpu-01)" -type f -name '*.json' -newer "$E2E_TMP/mark" | wc -l)
+made=$(backups | comm -13 "$E2E_TMP/before" - | wc -l)
 [ "$made" -le 1 ] || fail "gpu-01: $made backups for one change"
 cat "$E2E_TMP/a1" "$E2E_TMP/a2" >"$E2E_TMP/both"
 id=$(sed -n 's/^gpu-01: changed (backup \([^)]*\)).*/\1/p' "$E2E_TMP/both")
-[ -n "$id" ] && [ -f "$(bdir gpu-01)/$id.json" ] ||
+{ [ -n "$id" ] && [ -f "$(bdir gpu-01)/$id.json" ]; } ||
     fail "gpu-01: the change's backup '$id' is not in the store"
 # The loser saw the file changed under it, or nothing to do: never both
 # writing.
@@ -174,13 +178,13 @@ if [ "$(uname -m)" = x86_64 ]; then
 	printf '\267\000' | dd of="$E2E_TMP/agent-aarch64" bs=1 seek=18 \
 	    conv=notrunc 2>/dev/null
 	cache=$(host_dir gpu-01)/var-lib-envctl/agent
-	before=$(ls -A "$cache" | wc -l)
+	before=$(find "$cache" -mindepth 1 -maxdepth 1 | wc -l)
 	start=$(date +%s)
 	out=$(ENVCTL_AGENT=$E2E_TMP/agent-aarch64 "${E[@]}" plan "$INV" "${KH[@]}" \
 	    -l gpu-01 2>&1)
 	assert_eq "$?" 1 "other architecture: plan fails"
 	assert_contains "$out" "host architecture is x86_64, but this envctl has an agent for aarch64 only" \
 	    "other architecture: the reason"
-	assert_eq "$(ls -A "$cache" | wc -l)" "$before" "other architecture: nothing uploaded"
+	assert_eq "$(find "$cache" -mindepth 1 -maxdepth 1 | wc -l)" "$before" "other architecture: nothing uploaded"
 	[ $(($(date +%s) - start)) -le 10 ] || fail "other architecture: took longer than 10 s"
 fi

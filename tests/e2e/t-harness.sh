@@ -220,12 +220,11 @@ out=$("$FLEET_CMD" status "$FLEET_DIR") || fail "fleet status: not all up: $out"
 assert_eq "$(printf '%s\n' "$out" | grep -c $'\tup\t')" 3 "fleet status: hosts up"
 
 # A session still running at stop time goes with its host.
-host_ssh gpu-01 'exec sleep 6017' </dev/null >/dev/null 2>&1 &
+ready_pipe session
+host_ssh gpu-01 'echo started; exec sleep 6017' </dev/null \
+    >"$E2E_TMP/session.out" 2>&1 {READY_FD}>&- &
 client=$!
-for ((i = 0; i < 100; i++)); do
-	pgrep -f '^sleep 6017$' >/dev/null && break
-	sleep 0.05
-done
+await_ready "$READY_FD" "$E2E_TMP/session.ready"
 pgrep -f '^sleep 6017$' >/dev/null || fail "the long session did not start"
 
 fleet_stop

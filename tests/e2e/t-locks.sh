@@ -43,23 +43,20 @@ P1=$(awk '$1 == "gpu-01" {print $2}' "$FLEET_DIR/pids")
 # the lock (1 when it could not take it).  unhold TAG ends it.
 declare -A FIFO_FD=()
 hold() {
-	local tag=$1 ns=$2 user=$3 file=$4 fd i
+	local tag=$1 ns=$2 user=$3 file=$4 fd
 	local -a as=()
 	[ "$user" = root ] || as=(setpriv --reuid "$MUID" --regid "$MUID" --clear-groups)
-	mkfifo "$E2E_TMP/$tag.fifo" && : >"$E2E_TMP/$tag.ready" ||
-	    fatal "$tag: cannot make the FIFO"
+	mkfifo "$E2E_TMP/$tag.fifo" || fatal "$tag: cannot make the FIFO"
 	exec {fd}<>"$E2E_TMP/$tag.fifo"
 	FIFO_FD[$tag]=$fd
+	ready_pipe "$tag"
 	nsenter -t "$ns" -m "${as[@]}" flock -n -o "$file" \
 	    sh -c 'echo held; exec cat >/dev/null' \
-	    <"$E2E_TMP/$tag.fifo" >"$E2E_TMP/$tag.ready" 2>&1 {fd}>&- &
+	    <"$E2E_TMP/$tag.fifo" >"$E2E_TMP/$tag.out" 2>&1 {fd}>&- \
+	    {READY_FD}>&- &
 	HOLDER=$!
-	for ((i = 0; i < 400; i++)); do
-		[ -s "$E2E_TMP/$tag.ready" ] && break
-		pid_alive "$HOLDER" || break
-		sleep 0.05	# polling the ready file, not a guess
-	done
-	[ "$(head -n 1 "$E2E_TMP/$tag.ready")" = held ]
+	await_ready "$READY_FD" "$E2E_TMP/$tag.ready"
+	[ "$(cat "$E2E_TMP/$tag.ready")" = held ]
 }
 unhold() {
 	local fd=${FIFO_FD[$1]}
@@ -119,26 +116,23 @@ assert_eq "$?" 0 "lock free again: apply succeeds: $out"
 # Its /run is a tmpfs (so /run/envctl is made there, never on this
 # machine), and its /etc/passwd a copy that holds mallory.
 C=$E2E_TMP/ctl
-mkdir -m 0700 "$C" && cp /etc/passwd "$C/passwd" && cp /etc/group "$C/group" ||
-    fatal "cannot make $C"
+{ mkdir -m 0700 "$C" && cp /etc/passwd "$C/passwd" &&
+    cp /etc/group "$C/group"; } || fatal "cannot make $C"
 printf 'mallory:x:%d:%d::/nonexistent:/bin/sh\n' "$MUID" "$MUID" >>"$C/passwd"
 printf 'mallory:x:%d:\n' "$MUID" >>"$C/group"
 mkfifo "$C/ns.fifo" || fatal "cannot make $C/ns.fifo"
 exec {NSFD}<>"$C/ns.fifo"
+ready_pipe ns
 # shellcheck disable=SC2016 # expanded by that sh
 unshare -m --propagation private sh -c '
 	mount -t tmpfs -o mode=0755 envctl-e2e /run &&
 	mkdir -m 1777 /run/lock &&
 	mount --bind "$0/passwd" /etc/passwd &&
 	mount --bind "$0/group" /etc/group &&
-	echo ready && exec cat >/dev/null' "$C" <"$C/ns.fifo" >"$C/ns.ready" \
-	    2>&1 {NSFD}>&- &
+	echo ready && exec cat >/dev/null' "$C" <"$C/ns.fifo" \
+	    >"$E2E_TMP/ns.out" 2>&1 {NSFD}>&- {READY_FD}>&- &
 NS=$!
-for ((i = 0; i < 400; i++)); do
-	[ -s "$C/ns.ready" ] && break
-	pid_alive "$NS" || break
-	sleep 0.05
-done
+await_ready "$READY_FD" "$C/ns.ready"
 [ "$(cat "$C/ns.ready")" = ready ] || fatal "controller namespace: $(cat "$C/ns.ready")"
 inns() { nsenter -t "$NS" -m "$@"; }
 DRIFT=("$ENVCTL_BIN" drift "$INV" "${KH[@]}")

@@ -28,9 +28,9 @@ OUTSIDE=$(host_ops_home $H)/.cache/envctl/agent
 
 # set_rule TEXT: the host's sudo rule for $OPS (checked by visudo).
 set_rule() {
-	printf '%s\n' "$1" >"$RULE.new" && chmod 440 "$RULE.new" &&
+	{ printf '%s\n' "$1" >"$RULE.new" && chmod 440 "$RULE.new" &&
 	    /usr/sbin/visudo -c -f "$RULE.new" >/dev/null 2>&1 &&
-	    mv "$RULE.new" "$RULE" || fatal "cannot set the sudo rule: $1"
+	    mv "$RULE.new" "$RULE"; } || fatal "cannot set the sudo rule: $1"
 }
 
 # plan_ok LABEL [ARGS]: a plan that reads the host (pending: exit 2).
@@ -77,6 +77,7 @@ print(json.loads(d[4:4 + n]).get(sys.argv[1], ""))' "$1"
 }
 
 # The escalation by hand: a script of the login user as interpreter.
+# shellcheck disable=SC2016 # $HOME is the login user's, on the host
 host_ssh $H 'printf "#!/bin/sh\ncat /etc/shadow\n" >"$HOME/py" && chmod 755 "$HOME/py"' ||
     fail "cannot write ~/py"
 req='{"id":1,"op":"read","interpreter":"'$FLEET_OPS_HOME'/py","path":"/etc/shadow"}'

@@ -33,8 +33,8 @@ NAME=${agents[0]##*/}
 RULE=$(host_dir gpu-03)/sudoers.d/$OPS
 printf '%s ALL=(root) NOPASSWD: sha256:%s %s\n' "$OPS" "${NAME#envctl-agent-}" \
     "$FLEET_OPS_HOME/.cache/envctl/agent/$NAME" >"$RULE.new"
-chmod 440 "$RULE.new" && /usr/sbin/visudo -c -f "$RULE.new" >/dev/null &&
-    mv "$RULE.new" "$RULE" || fatal "cannot set the narrow sudo rule"
+{ chmod 440 "$RULE.new" && /usr/sbin/visudo -c -f "$RULE.new" >/dev/null &&
+    mv "$RULE.new" "$RULE"; } || fatal "cannot set the narrow sudo rule"
 
 EXITS='import sys
 sys.exit(3)
@@ -61,7 +61,7 @@ expect_causes() {
 all_right() {
 	local h
 	for h in "${FLEET_HOSTS[@]}"; do
-		assert_eq "$(sha256 "$(host_file $h)")" "$(sha256 "$RIGHT")" \
+		assert_eq "$(sha256 "$(host_file "$h")")" "$(sha256 "$RIGHT")" \
 		    "$1: $h holds the desired file"
 	done
 }
@@ -90,7 +90,7 @@ assert_eq "$?" 0 "apply: exit status" || note "$out"
 assert_contains "$out" "3 changed" "apply: three changed"
 all_right apply
 for h in gpu-01 gpu-02 gpu-03; do
-	store=$(host_dir $h)/var-backups-envctl$FLEET_ETC_SITE
+	store=$(host_dir "$h")/var-backups-envctl$FLEET_ETC_SITE
 	newest=$(find "$store" -maxdepth 1 -type f ! -name '*.json' \
 	    -printf '%f\n' 2>/dev/null | sort | tail -n 1)
 	case $h in

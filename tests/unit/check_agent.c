@@ -235,15 +235,15 @@ assert_start_failed(const json_t *reply, const struct pyenv *e,
 	ck_assert_uint_eq(json_object_size(jget(reply, "probe.values")), 0);
 }
 
-/* 1 while a process whose command line holds token is running. */
-static int
-token_alive(const char *token)
+/* A running process whose command line holds token, or 0. */
+static pid_t
+token_pid(const char *token)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *de;
 	size_t len, tlen = strlen(token), i;
 	char *path, *cmd;
-	int found = 0;
+	pid_t found = 0;
 
 	ck_assert_ptr_nonnull(d);
 	while (!found && (de = readdir(d)) != NULL) {
@@ -253,7 +253,8 @@ token_alive(const char *token)
 		cmd = tu_read(path, &len);
 		free(path);
 		for (i = 0; cmd != NULL && i + tlen <= len && !found; i++)
-			found = memcmp(cmd + i, token, tlen) == 0;
+			if (memcmp(cmd + i, token, tlen) == 0)
+				found = (pid_t)strtol(de->d_name, NULL, 10);
 		free(cmd);
 	}
 	closedir(d);
@@ -861,7 +862,6 @@ START_TEST(test_probe_timeout)
 	char *token, *site, *msg;
 	long long t0, ms;
 	pid_t pid;
-	int i;
 
 	token = xasprintf("envctl-leftover-%ld-%lld", (long)getpid(),
 	    now_ms());
@@ -884,9 +884,9 @@ START_TEST(test_probe_timeout)
 	ck_assert_int_gt((pid = pyenv_pid(&e)), 0);
 	ck_assert_int_eq(kill(pid, 0), -1);
 	ck_assert_int_eq(errno, ESRCH);
-	for (i = 0; i < 100 && token_alive(token); i++)
-		usleep(20000);
-	ck_assert_msg(!token_alive(token), "a child of the probe survived");
+	while ((pid = token_pid(token)) > 0)
+		ck_assert_msg(tu_wait_gone(pid, 2000) == 0,
+		    "a child of the probe survived");
 	json_decref(reply);
 	pyenv_release(&e);
 	free(token);
@@ -1389,7 +1389,7 @@ START_TEST(test_sigterm)
 	struct buf out = ENVCTL_BUF_INIT;
 	json_t *req, *reply = NULL;
 	char chunk[4096], *msg;
-	int to, from, st = 0, i;
+	int to, from, st = 0;
 	pid_t agent, py;
 	ssize_t n;
 
@@ -1397,10 +1397,12 @@ START_TEST(test_sigterm)
 	req = read_req(e.interp, NULL);
 	json_object_set_new(req, "timeout_ms", json_integer(30000));
 	agent = agent_start(req, &to, &from);
-	for (i = 0; i < 500 && (py = pyenv_pid(&e)) <= 0; i++)
-		usleep(10000);
-	ck_assert_int_gt(py, 0);
-	usleep(100000);
+	/*
+	 * python runs: the agent waits for it, and the stop signals, blocked
+	 * but in that wait, are held pending until it is there.
+	 */
+	ck_assert_int_eq(tu_wait_file(e.pidfile, 5000), 0);
+	ck_assert_int_gt((py = pyenv_pid(&e)), 0);
 	ck_assert_int_eq(kill(agent, SIGTERM), 0);
 	while ((n = read(from, chunk, sizeof(chunk))) > 0)
 		buf_add(&out, chunk, (size_t)n);
@@ -1505,7 +1507,7 @@ assert_dies_with_agent(const struct pyenv *e)
 {
 	json_t *req;
 	char *site, *runfile, *text = NULL;
-	int to, from, i;
+	int to, from;
 	pid_t agent, server, run = -1;
 
 	runfile = xasprintf("%s/run.pid", e->dir);
@@ -1518,11 +1520,8 @@ assert_dies_with_agent(const struct pyenv *e)
 	json_object_set_new(req, "fork", json_true());
 	json_object_set_new(req, "timeout_ms", json_integer(30000));
 	agent = agent_start(req, &to, &from);
-	for (i = 0; i < 1000 && text == NULL; i++) {
-		if ((text = tu_read(runfile, NULL)) == NULL)
-			usleep(10000);
-	}
-	ck_assert_ptr_nonnull(text);
+	ck_assert_int_eq(tu_wait_file(runfile, 10000), 0);
+	ck_assert_ptr_nonnull(text = tu_read(runfile, NULL));
 	run = (pid_t)strtol(text, NULL, 10);
 	server = pyenv_pid(e);
 	ck_assert_int_gt(run, 0);
@@ -1531,13 +1530,10 @@ assert_dies_with_agent(const struct pyenv *e)
 	ck_assert(pid_running(run));
 	ck_assert_int_eq(kill(agent, SIGKILL), 0);
 	ck_assert_int_eq(waitpid(agent, NULL, 0), agent);
-	for (i = 0; i < 300 && (pid_running(run) || pid_running(server));
-	    i++)
-		usleep(10000);
-	ck_assert_msg(!pid_running(run), "the run %ld outlived the agent",
-	    (long)run);
-	ck_assert_msg(!pid_running(server), "the server %ld outlived the "
-	    "agent", (long)server);
+	ck_assert_msg(tu_wait_gone(run, 3000) == 0,
+	    "the run %ld outlived the agent", (long)run);
+	ck_assert_msg(tu_wait_gone(server, 3000) == 0,
+	    "the server %ld outlived the agent", (long)server);
 	close(to);
 	close(from);
 	free(site);

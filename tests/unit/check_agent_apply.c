@@ -12,6 +12,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
+#include <poll.h>
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/inotify.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -1518,6 +1521,7 @@ END_TEST
 struct holder {
 	pid_t	pid;
 	char	*who;	/* what it wrote into the lock file */
+	char	*path;	/* the lock file */
 };
 
 /*
@@ -1548,6 +1552,7 @@ hold_lock(struct holder *h, const struct site *s, int ms, const char *comm)
 		    "time=2026-12-02T13:35:01Z\n", (long)getpid());
 		if (write(sync[1], "x", 1) != 1)
 			_exit(1);
+		/* How long it holds the lock is what the tests are about. */
 		usleep((useconds_t)ms * 1000);
 		_exit(0);
 	}
@@ -1556,8 +1561,8 @@ hold_lock(struct holder *h, const struct site *s, int ms, const char *comm)
 	close(sync[0]);
 	h->who = xasprintf("pid=%ld controller=helper "
 	    "time=2026-12-02T13:35:01Z", (long)h->pid);
+	h->path = path;
 	free(name);
-	free(path);
 }
 
 static void
@@ -1568,6 +1573,7 @@ holder_end(struct holder *h)
 	kill(h->pid, SIGKILL);
 	waitpid(h->pid, &st, 0);
 	free(h->who);
+	free(h->path);
 }
 
 START_TEST(test_lock)
@@ -1715,7 +1721,9 @@ START_TEST(test_lock_sigterm)
 	struct buf out = ENVCTL_BUF_INIT;
 	json_t *req, *reply = NULL;
 	char chunk[4096], *msg, *good = good_file(1);
-	int to, from, st = 0;
+	char ev[sizeof(struct inotify_event) + NAME_MAX + 1];
+	int to, from, st = 0, ino;
+	struct pollfd pfd;
 	pid_t agent;
 	ssize_t n;
 
@@ -1723,8 +1731,20 @@ START_TEST(test_lock_sigterm)
 	hold_lock(&h, &s, 20000, "envctl-agent");
 	req = apply_req(&s, good);
 	json_object_set_new(req, "lock_timeout_ms", json_integer(20000));
+	/*
+	 * The agent opens the lock file only to wait on it, with the stop
+	 * signals already blocked: once it has, SIGTERM lands in the wait.
+	 */
+	ino = inotify_init1(IN_CLOEXEC);
+	ck_assert_int_ge(ino, 0);
+	ck_assert_int_ge(inotify_add_watch(ino, h.path, IN_OPEN), 0);
 	agent = agent_start(req, &to, &from);
-	usleep(700000);	/* waiting by then, even under valgrind */
+	pfd.fd = ino;
+	pfd.events = POLLIN;
+	ck_assert_msg(poll(&pfd, 1, 30000) == 1,
+	    "the agent did not open the lock file in 30 s");
+	ck_assert_int_gt(read(ino, ev, sizeof(ev)), 0);
+	close(ino);
 	ck_assert_int_eq(kill(agent, SIGTERM), 0);
 	while ((n = read(from, chunk, sizeof(chunk))) > 0)
 		buf_add(&out, chunk, (size_t)n);

@@ -430,19 +430,7 @@ now_s(void)
 static int
 gone(pid_t pid)
 {
-	char *stat = xasprintf("/proc/%d/stat", (int)pid), *text;
-	int i, dead = 0;
-	size_t len;
-
-	for (i = 0; i < 200 && !dead; i++) {
-		text = tu_read(stat, &len);
-		dead = text == NULL || strstr(text, ") Z ") != NULL;
-		free(text);
-		if (!dead)
-			usleep(10000);
-	}
-	free(stat);
-	return dead;
+	return tu_wait_gone(pid, 2000) == 0;
 }
 
 START_TEST(test_run_deadline)

@@ -128,6 +128,11 @@ START_TEST(test_closest)
 	ck_assert_str_eq(str_closest("childern", keys), "children");
 	ck_assert_str_eq(str_closest("var", keys), "vars");
 	ck_assert_ptr_null(str_closest("something", keys));
+	/* Half the candidate's length: a longer slip on a long word. */
+	ck_assert_str_eq(str_closest("childs", keys), "children");
+	/* Something of the word kept: two letters are not a typo of two. */
+	ck_assert_ptr_null(str_closest("ab", (const char *const[]){ "cd",
+	    NULL }));
 	ck_assert(str_endswith("a.yaml", ".yaml"));
 	ck_assert(!str_endswith("yaml", ".yaml"));
 }

@@ -736,7 +736,7 @@ log_since(int i, size_t offset)
 			break;
 		if (now_s() > end)
 			break;
-		usleep(20000);
+		usleep(20000);	/* re-reading for the line sshd logs */
 	}
 	free(path);
 	memmove(s, s + offset, len - offset + 1);
@@ -1150,7 +1150,7 @@ stopper_thread(void *arg)
 			}
 			closedir(d);
 		}
-		usleep(2000);
+		usleep(2000);	/* sampling the upload under test, 2 ms */
 	}
 	return NULL;
 }
@@ -1226,8 +1226,7 @@ START_TEST(test_refused)
 	/* Stop the fleet's third host: its port is then free. */
 	p.port = hosts[2].port;
 	kill(hosts[2].pid, SIGTERM);
-	for (int i = 0; i < 100 && kill(hosts[2].pid, 0) == 0; i++)
-		usleep(20000);
+	ck_assert_int_eq(tu_wait_gone(hosts[2].pid, 2000), 0);
 	t0 = now_s();
 	ck_assert_int_eq(conn_open(&c, &p, &err), ENVCTL_ECONNECT);
 	dt = now_s() - t0;
@@ -1321,9 +1320,7 @@ START_TEST(test_agent_many_keys)
 	ck_assert_ptr_nonnull(f = fopen(agents_file, "a"));
 	fprintf(f, "%d\n", (int)pid);
 	fclose(f);
-	for (i = 0; i < 250 && access(sock, F_OK) != 0; i++)
-		usleep(20000);
-	ck_assert_msg(access(sock, F_OK) == 0, "ssh-agent did not start");
+	ck_assert_msg(tu_wait_file(sock, 5000) == 0, "ssh-agent did not start");
 	add_argv[0] = "/usr/bin/ssh-add";
 	add_argv[1] = "-q";
 	for (i = 0; i < 8; i++) {

@@ -9,11 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/buf.h"
+#include "common/deadline.h"
 #include "common/xmalloc.h"
 
 char *
@@ -237,4 +240,66 @@ tu_ansible(struct tu_run *r, const char *test, char *const argv[],
 	tu_rmtree(tmp);
 	free(tmp);
 	return 0;
+}
+
+static int
+file_ready(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && (!S_ISREG(st.st_mode) || st.st_size > 0);
+}
+
+int
+tu_wait_file(const char *path, int timeout_ms)
+{
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+	char ev[4096];
+	long long deadline = deadline_now_ms() + timeout_ms;
+	struct pollfd pfd;
+	int r = -1;
+
+	if (slash == dir)
+		slash[1] = '\0';
+	else if (slash != NULL)
+		*slash = '\0';
+	pfd.fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	pfd.events = POLLIN;
+	ck_assert_int_ge(pfd.fd, 0);
+	/* Watch first, then look: nothing falls between the two. */
+	ck_assert_msg(inotify_add_watch(pfd.fd, slash != NULL ? dir : ".",
+	    IN_CREATE | IN_CLOSE_WRITE | IN_MOVED_TO) >= 0,
+	    "cannot watch the directory of %s", path);
+	for (;;) {
+		if (file_ready(path)) {
+			r = 0;
+			break;
+		}
+		if (poll(&pfd, 1, deadline_left_ms(deadline,
+		    deadline_now_ms())) <= 0)
+			break;
+		while (read(pfd.fd, ev, sizeof(ev)) > 0)
+			;
+	}
+	close(pfd.fd);
+	free(dir);
+	return r;
+}
+
+int
+tu_wait_gone(int pid, int timeout_ms)
+{
+	struct pollfd pfd;
+	int r;
+
+	pfd.fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+	if (pfd.fd == -1) {
+		ck_assert_msg(errno == ESRCH, "pidfd_open %d: %s", pid,
+		    strerror(errno));
+		return 0;
+	}
+	pfd.events = POLLIN;
+	r = poll(&pfd, 1, timeout_ms) == 1 ? 0 : -1;
+	close(pfd.fd);
+	return r;
 }

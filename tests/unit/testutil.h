@@ -26,6 +26,15 @@ char	*tu_write(const char *dir, const char *name, const char *data,
 char	*tu_writes(const char *dir, const char *name, const char *s);
 /* Reads a whole file; *lenp gets its length; NULL when it cannot. */
 char	*tu_read(const char *path, size_t *lenp);
+/*
+ * Readiness without a sleep.  tu_wait_file() returns 0 once path exists
+ * and, when a regular file, is not empty (it watches path's directory with
+ * inotify: a write closed, a rename into place, a socket bound); -1 after
+ * timeout_ms.  tu_wait_gone() returns 0 once process pid (any process, not
+ * only a child) has ended, a zombie included (pidfd); -1 after timeout_ms.
+ */
+int	 tu_wait_file(const char *path, int timeout_ms);
+int	 tu_wait_gone(int pid, int timeout_ms);
 
 struct tu_run {
 	int	 status;	/* exit code, or 128 + signal */
