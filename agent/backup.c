@@ -24,12 +24,6 @@
 #define JSON_SUFFIX	".json"
 #define TMP_SUFFIX	".json.tmp"
 
-static json_t *
-jtext(const char *s)
-{
-	return s != NULL ? proto_text(s, strlen(s)) : json_null();
-}
-
 static int
 sync_dir(const char *dir)
 {
@@ -321,7 +315,7 @@ read_list(struct backup_store *bs, struct err *err)
 			continue;
 		if ((m = load_meta(bs, de->d_name, &why)) == NULL) {
 			json_array_append_new(bs->ignored, json_pack(
-			    "{s:o,s:s}", "name", jtext(de->d_name),
+			    "{s:o,s:s}", "name", proto_text_or_null(de->d_name),
 			    "reason", why));
 			continue;
 		}
@@ -593,12 +587,12 @@ meta_json(const struct backup_info *bi, const char *id, json_int_t seq,
 	json_object_set_new(m, "seq", json_integer(seq));
 	json_object_set_new(m, "time", json_string(when));
 	json_object_set_new(m, "op", json_string(bi->op));
-	json_object_set_new(m, "path", jtext(bi->path));
-	json_object_set_new(m, "real", jtext(bi->real));
+	json_object_set_new(m, "path", proto_text_or_null(bi->path));
+	json_object_set_new(m, "real", proto_text_or_null(bi->real));
 	json_object_set_new(m, "absent", json_boolean(!bi->exists));
 	json_object_set_new(m, "size", json_integer(bi->exists ?
 	    (json_int_t)bi->len : 0));
-	json_object_set_new(m, "sha256", jtext(bi->exists ? bi->sha256 :
+	json_object_set_new(m, "sha256", proto_text_or_null(bi->exists ? bi->sha256 :
 	    NULL));
 	if (bi->exists) {
 		owner = account_user(bi->uid);
@@ -606,8 +600,8 @@ meta_json(const struct backup_info *bi, const char *id, json_int_t seq,
 		json_object_set_new(m, "mode", json_integer(bi->mode & 07777));
 		json_object_set_new(m, "uid", json_integer(bi->uid));
 		json_object_set_new(m, "gid", json_integer(bi->gid));
-		json_object_set_new(m, "owner", jtext(owner));
-		json_object_set_new(m, "group", jtext(group));
+		json_object_set_new(m, "owner", proto_text_or_null(owner));
+		json_object_set_new(m, "group", proto_text_or_null(group));
 		free(owner);
 		free(group);
 	} else {
@@ -617,8 +611,8 @@ meta_json(const struct backup_info *bi, const char *id, json_int_t seq,
 		json_object_set_new(m, "owner", json_null());
 		json_object_set_new(m, "group", json_null());
 	}
-	json_object_set_new(m, "playbook", jtext(bi->playbook));
-	json_object_set_new(m, "controller", jtext(bi->controller));
+	json_object_set_new(m, "playbook", proto_text_or_null(bi->playbook));
+	json_object_set_new(m, "controller", proto_text_or_null(bi->controller));
 	return m;
 }
 

@@ -15,6 +15,7 @@
 #include "ops.h"
 #include "policy.h"
 #include "probe.h"
+#include "request.h"
 #include "target.h"
 
 struct read_req {
@@ -27,21 +28,6 @@ struct read_req {
 	int		  fork;		/* more runs follow: start the
 					   fork server for this one */
 };
-
-static json_t *
-jtext(const char *s)
-{
-	return s != NULL ? proto_text(s, strlen(s)) : json_null();
-}
-
-static int
-valid_name(const char *s)
-{
-	size_t len = strlen(s);
-
-	return len > 0 && len <= ENVCTL_READ_MAX_NAME &&
-	    strchr(s, '=') == NULL;
-}
 
 static int
 parse_checks(struct read_req *rq, const json_t *v, struct err *err)
@@ -75,63 +61,19 @@ parse_checks(struct read_req *rq, const json_t *v, struct err *err)
 static int
 parse_req(struct read_req *rq, const json_t *req, struct err *err)
 {
-	const json_t *v, *name;
-	json_int_t t;
-	size_t i;
+	int r;
 
 	memset(rq, 0, sizeof(*rq));
-	rq->interp = "python3";
-	v = json_object_get(req, "interpreter");
-	if (v != NULL && !json_is_null(v)) {
-		if (!json_is_string(v) || json_string_length(v) == 0 ||
-		    json_string_length(v) > 4096 ||
-		    (json_string_value(v)[0] != '/' &&
-		    strchr(json_string_value(v), '/') != NULL))
-			return err_set(err, ENVCTL_EINVALID, "read: "
-			    "'interpreter' must be a command name or an "
-			    "absolute path");
-		rq->interp = json_string_value(v);
-	}
-	v = json_object_get(req, "path");
-	if (v != NULL && !json_is_null(v)) {
-		if (!json_is_string(v) || json_string_value(v)[0] != '/')
-			return err_set(err, ENVCTL_EINVALID,
-			    "read: 'path' must be null or an absolute path");
-		rq->path = json_string_value(v);
-	}
-	v = json_object_get(req, "fork");
-	if (v != NULL && !json_is_null(v) && !json_is_boolean(v))
-		return err_set(err, ENVCTL_EINVALID,
-		    "read: 'fork' must be true or false");
-	rq->fork = json_is_true(v);
-	rq->timeout_ms = ENVCTL_READ_TIMEOUT_MS;
-	v = json_object_get(req, "timeout_ms");
-	if (v != NULL && !json_is_null(v)) {
-		t = json_is_integer(v) ? json_integer_value(v) : 0;
-		if (t < 1 || t > ENVCTL_READ_TIMEOUT_MAX)
-			return err_set(err, ENVCTL_EINVALID, "read: "
-			    "'timeout_ms' must be an integer from 1 to %d",
-			    ENVCTL_READ_TIMEOUT_MAX);
-		rq->timeout_ms = (int)t;
-	}
-	v = json_object_get(req, "vars");
-	if (v != NULL && !json_is_null(v)) {
-		if (!json_is_array(v) ||
-		    json_array_size(v) > ENVCTL_READ_MAX_VARS)
-			return err_set(err, ENVCTL_EINVALID, "read: 'vars' "
-			    "must be an array of at most %d names",
-			    ENVCTL_READ_MAX_VARS);
-		rq->names = xcalloc(json_array_size(v) + 1,
-		    sizeof(*rq->names));
-		json_array_foreach(v, i, name) {
-			if (!json_is_string(name) ||
-			    !valid_name(json_string_value(name)))
-				return err_set(err, ENVCTL_EINVALID, "read: "
-				    "vars[%zu] is not a variable name", i);
-			rq->names[rq->nnames++] =
-			    (char *)json_string_value(name);
-		}
-	}
+	if ((r = req_interpreter(&rq->interp, req, "read", err)) != 0 ||
+	    (r = req_path(&rq->path, json_object_get(req, "path"), 1, "read",
+	    "path", err)) != 0 ||
+	    (r = req_bool(&rq->fork, req, "fork", "read", err)) != 0 ||
+	    (r = req_int(&rq->timeout_ms, req, "timeout_ms",
+	    ENVCTL_READ_TIMEOUT_MS, 1, ENVCTL_READ_TIMEOUT_MAX, "read",
+	    err)) != 0 ||
+	    (r = req_names(&rq->names, &rq->nnames, json_object_get(req,
+	    "vars"), "read", "vars", err)) != 0)
+		return r;
 	return parse_checks(rq, json_object_get(req, "checks"), err);
 }
 
@@ -143,12 +85,12 @@ target_json(const struct target *t, const char *path, const char *source)
 	char *owner, *group;
 	size_t i;
 
-	json_object_set_new(o, "path", jtext(path));
+	json_object_set_new(o, "path", proto_text_or_null(path));
 	json_object_set_new(o, "source", json_string(source));
 	for (i = 0; i < t->nchain; i++)
-		json_array_append_new(chain, jtext(t->chain[i]));
+		json_array_append_new(chain, proto_text_or_null(t->chain[i]));
 	json_object_set_new(o, "chain", chain);
-	json_object_set_new(o, "real", jtext(t->real));
+	json_object_set_new(o, "real", proto_text_or_null(t->real));
 	json_object_set_new(o, "exists", json_boolean(t->exists));
 	if (!t->exists)
 		return o;
@@ -157,8 +99,8 @@ target_json(const struct target *t, const char *path, const char *source)
 	json_object_set_new(o, "mode", json_integer(t->mode));
 	json_object_set_new(o, "uid", json_integer(t->uid));
 	json_object_set_new(o, "gid", json_integer(t->gid));
-	json_object_set_new(o, "owner", jtext(owner));
-	json_object_set_new(o, "group", jtext(group));
+	json_object_set_new(o, "owner", proto_text_or_null(owner));
+	json_object_set_new(o, "group", proto_text_or_null(group));
 	json_object_set_new(o, "size", json_integer((json_int_t)t->data.len));
 	json_object_set_new(o, "data", proto_b64_json(t->data.data,
 	    t->data.len));
@@ -191,10 +133,10 @@ probe_json(const struct probe *p, int shadowed)
 
 	if (p->startup_message != NULL)
 		se = json_pack("{s:o,s:o}",
-		    "message", jtext(p->startup_message),
-		    "exception", jtext(p->startup_exception));
-	json_object_set_new(o, "origin", jtext(p->origin));
-	json_object_set_new(o, "imported", jtext(p->imported));
+		    "message", proto_text_or_null(p->startup_message),
+		    "exception", proto_text_or_null(p->startup_exception));
+	json_object_set_new(o, "origin", proto_text_or_null(p->origin));
+	json_object_set_new(o, "imported", proto_text_or_null(p->imported));
 	json_object_set_new(o, "startup_error", se);
 	json_object_set_new(o, "stderr", proto_text(p->errtext.data,
 	    p->errtext.len));
@@ -203,7 +145,7 @@ probe_json(const struct probe *p, int shadowed)
 	json_object_set_new(o, "forked", json_boolean(p->forked));
 	json_object_set(o, "values", p->values);
 	json_object_set_new(o, "shadowed", json_boolean(shadowed));
-	json_object_set_new(o, "failed", jtext(p->failed));
+	json_object_set_new(o, "failed", proto_text_or_null(p->failed));
 	json_object_set(o, "site_packages", p->site_packages);
 	return o;
 }
@@ -226,7 +168,7 @@ checks_json(const json_t *checks)
 		json_object_set(res, "path", json_object_get(c, "path"));
 		json_object_set_new(res, "ok", json_boolean(ok));
 		if (!ok)
-			json_object_set_new(res, "reason", jtext(reason));
+			json_object_set_new(res, "reason", proto_text_or_null(reason));
 		json_array_append_new(a, res);
 	}
 	return a;
@@ -276,7 +218,7 @@ op_read(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
 		goto out;
 
 	json_object_set_new(reply, "interpreter", json_pack("{s:o,s:o}",
-	    "path", jtext(p.executable), "version", jtext(p.version)));
+	    "path", proto_text_or_null(p.executable), "version", proto_text_or_null(p.version)));
 	json_object_set_new(reply, "target", target_json(&t, path, source));
 	json_object_set_new(reply, "probe",
 	    probe_json(&p, is_shadowed(&rq, &p, &t)));

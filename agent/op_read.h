@@ -17,8 +17,6 @@ struct err;
 
 #define ENVCTL_READ_TIMEOUT_MS	10000
 #define ENVCTL_READ_TIMEOUT_MAX	3600000
-#define ENVCTL_READ_MAX_VARS	1024
-#define ENVCTL_READ_MAX_NAME	256
 
 /* An ops.h handler. */
 int	op_read(json_t *reply, const json_t *req,

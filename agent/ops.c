@@ -12,6 +12,7 @@
 #include "common/proto.h"
 #include "common/xmalloc.h"
 #include "op_apply.h"
+#include "op_rollback.h"
 #include "op_backups.h"
 #include "op_read.h"
 

@@ -152,6 +152,12 @@ buf_wipe(struct buf *b)
 }
 
 int
+buf_equal(const struct buf *b, const void *data, size_t len)
+{
+	return b->len == len && (len == 0 || memcmp(b->data, data, len) == 0);
+}
+
+int
 buf_read_file(struct buf *b, const char *path, struct err *err)
 {
 	char chunk[8192];

@@ -46,6 +46,8 @@ int	 buf_vaddf(struct buf *b, const char *fmt, va_list ap)
 void	 buf_truncate(struct buf *b, size_t len);
 /* Overwrites the contents with zeros, then releases (for secrets). */
 void	 buf_wipe(struct buf *b);
+/* 1 when b holds exactly the len bytes at data. */
+int	 buf_equal(const struct buf *b, const void *data, size_t len);
 /*
  * Appends the whole file at path.  ENVCTL_ENOTFOUND when it does not exist,
  * ENVCTL_ESYS on other errors, ENVCTL_ETOOBIG past the cap; err names path.

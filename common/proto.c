@@ -255,6 +255,12 @@ proto_text(const char *s, size_t len)
 }
 
 json_t *
+proto_text_or_null(const char *s)
+{
+	return s != NULL ? proto_text(s, strlen(s)) : json_null();
+}
+
+json_t *
 proto_error_reply(json_int_t id, const struct err *err)
 {
 	struct buf msg = ENVCTL_BUF_INIT;

@@ -52,6 +52,8 @@ int	proto_b64_decode(struct buf *out, const char *s, size_t len,
  * valid UTF-8, and captured output or paths need not be.
  */
 json_t	*proto_text(const char *s, size_t len);
+/* proto_text() of a NUL-terminated s, or JSON null when s is NULL. */
+json_t	*proto_text_or_null(const char *s);
 /*
  * Builds {"id": id, "ok": false, "code": NAME, "message": TEXT} where TEXT
  * is err's first message with its path and cause, as one line.

@@ -95,9 +95,15 @@ assert_contains "$(ids)" "$newest" "the newest older backup stays"
 assert_eq "$(ids | grep -c .)" 3 "still three"
 
 # --- an agent killed by a signal is named with it --------------------------
+# The interpreter's parent is a waiter (agent/child.c), which a file that
+# kills its parent ends instead of the agent (t-repair); the agent is the
+# waiter's parent, so the killer goes one level up.
 KILLER=/usr/local/bin/envctl-e2e-killer
-host_ssh gpu-01 "printf '#!/bin/sh\nkill -KILL \$PPID\nexec /usr/bin/python3 \"\$@\"\n' \
-    >$KILLER && chmod 755 $KILLER" || fatal "cannot write the killer on gpu-01"
+# shellcheck disable=SC2016 # expanded by the killer, at its run
+KILL_AGENT='kill -KILL $(cut -d" " -f4 /proc/$PPID/stat)'
+host_ssh gpu-01 "printf '#!/bin/sh\n%s\nexec /usr/bin/python3 \"\$@\"\n' \
+    '$KILL_AGENT' >$KILLER && chmod 755 $KILLER" ||
+    fatal "cannot write the killer on gpu-01"
 # The inventory's ansible_python_interpreter wins over a playbook's.
 sed "s|ansible_python_interpreter: .*|ansible_python_interpreter: $KILLER|" \
     "$INV" >"$E2E_TMP/killer-hosts.yaml"
@@ -111,8 +117,7 @@ case $out in *"exit -1"*) fail "killed agent over SSH: 'exit -1' in: $out" ;; es
 
 # The same as a local child (ansible_connection: local).
 LK=$E2E_TMP/killer
-# shellcheck disable=SC2016 # $PPID is the killer script's own, at its run
-printf '#!/bin/sh\nkill -KILL $PPID\nexec /usr/bin/python3 "$@"\n' >"$LK"
+printf '#!/bin/sh\n%s\nexec /usr/bin/python3 "$@"\n' "$KILL_AGENT" >"$LK"
 chmod 755 "$LK"
 printf 'all:\n  hosts:\n    me:\n      ansible_connection: local\n' >"$E2E_TMP/local.yaml"
 printf 'name: killer\ninterpreter: %s\nenv:\n  NCCL_PROTO: LL\n' "$LK" \

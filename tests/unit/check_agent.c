@@ -386,6 +386,9 @@ START_TEST(test_malformed)
 		    "request 7 has no string 'op'" },
 		{ "{\"id\":8,\"op\":null}", NULL, 0, 8, "EPARSE",
 		    "request 8 has no string 'op'" },
+		/* No op sees a NUL byte in a string (request.h, too). */
+		{ "{\"op\":\"read\",\"id\":9,\"path\":\"/a\\u0000b\"}",
+		    NULL, 0, -1, "EPARSE", NULL },
 	};
 	struct buf in = ENVCTL_BUF_INIT;
 	struct tu_run r;
@@ -1261,6 +1264,7 @@ START_TEST(test_bad_args)
 		    "command name or an absolute path" },
 		{ "\"path\":5", "read: 'path' must be null or an absolute "
 		    "path" },
+		{ "\"fork\":1", "read: 'fork' must be true or false" },
 		{ "\"checks\":{}", "read: 'checks' must be an array" },
 		{ "\"checks\":[{\"name\":\"A\",\"kind\":\"dir\"}]",
 		    "read: checks[0] must have string 'name', 'kind' and "

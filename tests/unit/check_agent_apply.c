@@ -2101,6 +2101,8 @@ START_TEST(test_bad_args)
 		    "path" },
 		{ "apply", "path", "\"rel/x.py\"", "apply: 'path' must be an "
 		    "absolute path" },
+		{ "rollback", "path", "\"rel/x.py\"", "rollback: 'path' must "
+		    "be an absolute path" },
 		{ "apply", "interpreter", "\"bin/python3\"", "apply: "
 		    "'interpreter' must be a command name or an absolute "
 		    "path" },
@@ -2128,7 +2130,7 @@ START_TEST(test_bad_args)
 		    "'controller' must be strings of 1 to 256 printable "
 		    "bytes" },
 		{ "apply", "lock_dir", "\"run/lock\"", "apply: 'lock_dir' "
-		    "must be an absolute path" },
+		    "must be null or an absolute path" },
 		{ "apply", "lock_timeout_ms", "-1", "apply: "
 		    "'lock_timeout_ms' must be an integer from 0 to "
 		    "3600000" },
