@@ -62,7 +62,8 @@ QUIET_LINK = @echo '   LINK   ' $@;
 endif
 
 COMMON_SRC = $(wildcard common/*.c)
-CTL_SRC = $(filter-out controller/main.c,$(wildcard controller/*.c))
+CTL_SRC = $(filter-out controller/main.c,$(wildcard controller/*.c)) \
+	$(wildcard controller/ssh/*.c)
 TEST_SRC = $(wildcard tests/unit/check_*.c)
 AGENT_SRC = $(wildcard agent/*.c)
 
