@@ -2,7 +2,6 @@
  * session.c - opening and closing one SSH connection (see session.h).
  *
  * Options, in the order they are applied (later wins):
- * Options, in the order they are applied (later wins):
  *   1. SSH_OPTIONS_HOST = the inventory name, so that "Host gpu-01" blocks
  *      of ssh_config match it (the address instead when libssh refuses
  *      the name, e.g. "gpu_01": it accepts DNS names and addresses only);
@@ -23,6 +22,7 @@
  *      libssh ignores IdentitiesOnly), known_hosts;
  *   4. ours, always: the global known_hosts file is /dev/null, publickey
  *      only, TCP_NODELAY, SSH_OPTIONS_TIMEOUT = --timeout (so --timeout
+ *      wins over ConnectTimeout), libssh logging off.
  *
  * ssh_connect() runs in blocking mode and is bounded by
  * SSH_OPTIONS_TIMEOUT (TCP connect, banner and key exchange together; set
