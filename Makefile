@@ -66,7 +66,8 @@ QUIET_GEN = @echo '   GEN    ' $@;
 endif
 
 COMMON_SRC = $(wildcard common/*.c)
-CTL_SRC = $(filter-out controller/main.c,$(wildcard controller/*.c))
+CTL_SRC = $(filter-out controller/main.c,$(wildcard controller/*.c)) \
+	$(wildcard controller/ssh/*.c)
 TEST_SRC = $(wildcard tests/unit/check_*.c)
 AGENT_SRC = $(wildcard agent/*.c)
 

@@ -10,6 +10,7 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/xmalloc.h"
+#include "controller/hostrange.h"
 #include "controller/inventory.h"
 
 #define BLANKS	" \t\n\r\f\v"
@@ -50,7 +51,7 @@ hostpattern_split(const char *pattern, char ***out)
 		for (p = pattern; (q = strchr(p, ',')) != NULL; p = q + 1)
 			terms_add(&t, p, (size_t)(q - p));
 		terms_add(&t, p, strlen(p));
-	} else if (inventory_parse_address(pattern, &host, &port)) {
+	} else if (hostrange_parse_address(pattern, &host, &port)) {
 		/* One host, host:port, IPv6 address or range: no split. */
 		free(host);
 		free(port);

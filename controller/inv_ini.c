@@ -52,6 +52,7 @@
 #include "common/strutil.h"
 #include "common/xmalloc.h"
 #include "controller/invbuild.h"
+#include "controller/hostrange.h"
 #include "controller/inventory.h"
 #include "controller/pylit.h"
 #include "controller/pyvalue.h"
@@ -532,7 +533,7 @@ host_line(struct ini *in, size_t g, const char *line, size_t n, int col0)
 		goto out;
 	pat = w[0].text.data;
 	/* The plugin's own checks on the pattern, before any host. */
-	if (inventory_parse_address(pat, &host, &port) == 0) {
+	if (hostrange_parse_address(pat, &host, &port) == 0) {
 		free(host);
 		host = xstrdup(pat);
 	}

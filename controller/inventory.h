@@ -128,12 +128,4 @@ const char *host_group(const struct host *h, size_t i);
 /* Returns 1 when h is in group (directly or through a child), else 0. */
 int	host_in_group(const struct host *h, const char *group);
 
-/*
- * Splits a host address as Ansible's parse_address(allow_ranges=True):
- * "name", "name:port", "[name]:port", "[v6addr]:port", a bare IPv6 address,
- * with [x:y] ranges allowed.  Returns 1 and sets *host (caller frees) and
- * *port (NULL when none; the digits, caller frees) when s is one, else 0.
- */
-int	inventory_parse_address(const char *s, char **host, char **port);
-
 #endif

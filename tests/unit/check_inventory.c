@@ -735,59 +735,6 @@ START_TEST(test_ansible_forms)
 }
 END_TEST
 
-START_TEST(test_parse_address)
-{
-	static const struct {
-		const char	*in;
-		const char	*host;	/* NULL: not an address */
-		const char	*port;
-	} cases[] = {
-		{ "gpu-01", "gpu-01", NULL },
-		{ "gpu-01:2222", "gpu-01", "2222" },
-		{ "gpu-[01:16]:22", "gpu-[01:16]", "22" },
-		{ "node-[a:f].dc1", "node-[a:f].dc1", NULL },
-		{ "10.0.0.[1:9]", "10.0.0.[1:9]", NULL },
-		{ "[10.0.0.1]:22", "10.0.0.1", "22" },
-		{ "fe80::1", "fe80::1", NULL },
-		{ "[fe80::1]:2222", "fe80::1", "2222" },
-		{ "::", "::", NULL },
-		{ "::ffff:10.0.0.1", "::ffff:10.0.0.1", NULL },
-		{ "1:2:3:4:5:6:7:8", "1:2:3:4:5:6:7:8", NULL },
-		{ "1:2:3:4:5:6:7::", NULL, NULL },
-		{ "a_b", "a_b", NULL },
-		{ "ends-", NULL, NULL },
-		{ "ends_", NULL, NULL },
-		{ "-starts", NULL, NULL },
-		{ "a..b", NULL, NULL },
-		{ "rack1:rack2", NULL, NULL },
-		{ "gpu*", NULL, NULL },
-		{ "!gpu", NULL, NULL },
-		{ "my host", NULL, NULL },
-		{ "gpu-[a:10]", NULL, NULL },
-	};
-	char *host, *port;
-	size_t i;
-	int r;
-
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		r = inventory_parse_address(cases[i].in, &host, &port);
-		ck_assert_msg(r == (cases[i].host != NULL), "'%s': got %d",
-		    cases[i].in, r);
-		if (r == 0) {
-			ck_assert_ptr_null(host);
-			continue;
-		}
-		ck_assert_str_eq(host, cases[i].host);
-		if (cases[i].port == NULL)
-			ck_assert_ptr_null(port);
-		else
-			ck_assert_str_eq(port, cases[i].port);
-		free(host);
-		free(port);
-	}
-}
-END_TEST
-
 /* Large inventories load quickly and keep their order. */
 START_TEST(test_many_hosts)
 {
@@ -1220,7 +1167,6 @@ main(void)
 	tcase_add_test(tc, test_connection_errors);
 	tcase_add_test(tc, test_connection_values);
 	tcase_add_test(tc, test_ansible_forms);
-	tcase_add_test(tc, test_parse_address);
 	tcase_add_test(tc, test_many_hosts);
 	tcase_add_test(tc, test_threads);
 	tcase_add_test(tc, test_against_ansible);

@@ -1,5 +1,5 @@
 /*
- * check_transport.c - controller/transport.c against real sshd test hosts.
+ * check_transport.c - controller/ssh/ (transport.h) against real sshd hosts.
  *
  * Every test gets a fresh fleet of NHOSTS hosts from tests/e2e/fleet
  * (checked fixture: started before, stopped after the test).  The
