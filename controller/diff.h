@@ -1,22 +1,42 @@
 /*
- * diff.h - unified diffs that match GNU diff -u byte for byte.
+ * diff.h - unified diffs (diff -u format) by Myers' O(ND) algorithm.
  *
  * Lines end at '\n' only; every other byte (NUL, CR, invalid UTF-8) is
- * data.  The hunks are the ones GNU diffutils 3.8 prints for
- * `diff -a -u --label LABEL_A --label LABEL_B`, so a plan shows what an
- * operator would see with diff(1).  Inputs are borrowed and never changed;
- * each is capped at ENVCTL_DIFF_MAX bytes.  No global state: thread-safe.
+ * data, and a last line without '\n' differs from the same text with one.
+ * The script is found by E. W. Myers' 1986 algorithm (middle snake, divide
+ * and conquer, linear space), written from the paper.  Inputs are borrowed
+ * and never changed; each is capped at ENVCTL_DIFF_MAX bytes.  No global
+ * state: thread-safe.
+ *
+ * Bound.  Let n be the number of lines of both inputs left once the common
+ * leading and trailing lines and the lines that occur in only one input are
+ * set aside, and D the fewest '-' plus '+' lines that turn a into b.  Each
+ * middle-snake search stops after ENVCTL_DIFF_DCAP rounds, and all of them
+ * together after ENVCTL_DIFF_WORK(n) units of work (a diagonal visited or
+ * a line compared); a stopped search splits where it got furthest.  So:
+ *   - the script is minimal (D changed lines) when no search was stopped,
+ *     which holds whenever D <= 2 * ENVCTL_DIFF_DCAP and the budget lasts;
+ *   - it is always valid, and never has more changed lines than the two
+ *     inputs have between their common leading and trailing lines;
+ *   - time is O(ENVCTL_DIFF_WORK(n) + input bytes), space O(input lines).
  */
 #ifndef ENVCTL_CONTROLLER_DIFF_H
 #define ENVCTL_CONTROLLER_DIFF_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct buf;
 struct err;
 
 /* Largest input accepted, per side. */
 #define ENVCTL_DIFF_MAX	((size_t)16 * 1024 * 1024)
+
+/* Rounds (edits from each end) one middle-snake search may take. */
+#define ENVCTL_DIFF_DCAP	1024
+
+/* Work budget of one diff of n compared lines (about a second at most). */
+#define ENVCTL_DIFF_WORK(n)	(((uint64_t)1 << 26) + 4 * (uint64_t)(n))
 
 /*
  * Appends to out a unified diff (3 lines of context) turning a into b, with

@@ -20,19 +20,13 @@
 #include "common/xmalloc.h"
 #include "controller/diff.h"
 #include "tests/fuzz/fuzz.h"
+#include "tests/lines.h"
 
 /* ENVCTL_DIFF_CONTEXT in controller/diff.c. */
 #define CONTEXT		3
 
 static const char header[] = "--- a/f\n+++ b/f\n";
 static const char nonl[] = "\\ No newline at end of file\n";
-
-/* A text cut into lines: line i is off[i] .. off[i + 1], with its '\n'. */
-struct lines {
-	const char	*s;
-	size_t		 n;
-	size_t		*off;
-};
 
 /* The diff being applied and where the applier is in it. */
 struct patch {
@@ -51,31 +45,6 @@ struct bline {
 	size_t		 len;
 	int		 complete;
 };
-
-static void
-lines_split(struct lines *l, const char *s, size_t len)
-{
-	const char *nl;
-	size_t alloc = 0, at = 0;
-
-	l->s = s;
-	l->n = 0;
-	l->off = NULL;
-	while (at < len) {
-		ENVCTL_GROW(l->off, l->n + 1, alloc);
-		l->off[l->n++] = at;
-		nl = memchr(s + at, '\n', len - at);
-		at = nl != NULL ? (size_t)(nl - s) + 1 : len;
-	}
-	ENVCTL_GROW(l->off, l->n + 1, alloc);
-	l->off[l->n] = len;
-}
-
-static size_t
-line_len(const struct lines *l, size_t i)
-{
-	return l->off[i + 1] - l->off[i];
-}
 
 static int
 line_complete(const struct lines *l, size_t i)
