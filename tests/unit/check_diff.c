@@ -140,38 +140,6 @@ golden(const char *a, size_t alen, const char *b, size_t blen,
 /* Context lines diff_unified shows (ENVCTL_DIFF_CONTEXT in diff.c). */
 #define CONTEXT		3
 
-static bool
-tl_same(const struct lines *a, size_t i, const struct lines *b, size_t j)
-{
-	size_t n = a->off[i + 1] - a->off[i];
-
-	return n == b->off[j + 1] - b->off[j] &&
-	    memcmp(a->s + a->off[i], b->s + b->off[j], n) == 0;
-}
-
-/*
- * The trivial bound: the lines of a and b between their common leading
- * and trailing lines, all deleted and inserted.
- */
-static size_t
-trivial_bound(const char *a, size_t alen, const char *b, size_t blen)
-{
-	struct lines la, lb;
-	size_t pre = 0, suf = 0, r;
-
-	lines_split(&la, a, alen);
-	lines_split(&lb, b, blen);
-	while (pre < la.n && pre < lb.n && tl_same(&la, pre, &lb, pre))
-		pre++;
-	while (suf < la.n - pre && suf < lb.n - pre &&
-	    tl_same(&la, la.n - 1 - suf, &lb, lb.n - 1 - suf))
-		suf++;
-	r = la.n + lb.n - 2 * (pre + suf);
-	free(la.off);
-	free(lb.off);
-	return r;
-}
-
 /*
  * The fewest '-' plus '+' lines turning a into b: n + m - 2 * LCS, by the
  * textbook O(nm) table (one row at a time); for small inputs only.
@@ -188,7 +156,7 @@ minimal_changes(const char *a, size_t alen, const char *b, size_t blen)
 	cur = xcalloc(lb.n + 1, sizeof(size_t));
 	for (i = 1; i <= la.n; i++) {
 		for (j = 1; j <= lb.n; j++)
-			if (tl_same(&la, i - 1, &lb, j - 1))
+			if (lines_same(&la, i - 1, &lb, j - 1))
 				cur[j] = prev[j - 1] + 1;
 			else
 				cur[j] = prev[j] > cur[j - 1] ? prev[j] :
@@ -468,7 +436,7 @@ oracle_check(const char *dir, const char *a, size_t alen, const char *b,
 	    memcmp(a, b, alen) != 0))
 		why = xstrdup("no diff of different texts");
 	if (why == NULL)
-		why = check_count(changed, gnu, trivial_bound(a, alen, b,
+		why = check_count(changed, gnu, lines_trivial_bound(a, alen, b,
 		    blen), minimal);
 	if (why != NULL) {
 		buf_addf(&msg, "%s: %s (files in %s)\n", what, why, dir);
@@ -1107,7 +1075,7 @@ START_TEST(test_checks_catch)
 	dir = tu_mkdtemp();
 	gnu = gnu_changes(dir, a, sizeof(a) - 1, b, sizeof(b) - 1, "catch");
 	minimal = minimal_changes(a, sizeof(a) - 1, b, sizeof(b) - 1);
-	trivial = trivial_bound(a, sizeof(a) - 1, b, sizeof(b) - 1);
+	trivial = lines_trivial_bound(a, sizeof(a) - 1, b, sizeof(b) - 1);
 	ck_assert_uint_eq(gnu, 4);
 	ck_assert_uint_eq(minimal, 4);
 	ck_assert_uint_eq(trivial, 16);
