@@ -235,9 +235,9 @@ search_mark(struct dsearch *s, int xoff, int xlim, int yoff, int ylim)
  * Finds a middle snake of the box xoff .. xlim by yoff .. ylim, whose
  * first and last lines differ, both sides non-empty.  Runs the forward
  * and the backward greedy searches a round at a time until they overlap
- * on a diagonal (the paper's Lemma 3); after ENVCTL_DIFF_DCAP rounds, or
- * once the work budget is spent, returns instead an empty snake at the
- * point, forward or backward, that got furthest from its corner.
+ * on a diagonal (the paper's Lemma 3).  After its cap of rounds, or once
+ * the work budget is spent, returns instead an empty snake at the point,
+ * forward or backward, that got furthest from its corner.
  */
 static void
 search_midsnake(struct dsearch *s, int xoff, int xlim, int yoff, int ylim,
@@ -249,7 +249,20 @@ search_midsnake(struct dsearch *s, int xoff, int xlim, int yoff, int ylim,
 	int fmid = xoff - yoff, bmid = xlim - ylim;
 	int fmin = fmid, fmax = fmid, bmin = bmid, bmax = bmid;
 	bool odd = ((unsigned)(fmid - bmid) & 1u) != 0;
-	int d, k, x, y, x0, lo, hi, best;
+	int d, k, x, y, x0, lo, hi, best, cap;
+	uint64_t share;
+
+	/*
+	 * At most ENVCTL_DIFF_DCAP rounds, and no more than this box's share
+	 * of what is left of the budget (a round per line of the box), so
+	 * that a huge input spends it across the whole of the input rather
+	 * than on its first few searches.
+	 */
+	share = s->work < s->budget ? (s->budget - s->work) /
+	    (uint64_t)(xlim - xoff + ylim - yoff) : 0;
+	cap = share < ENVCTL_DIFF_DCAP ? (int)share : ENVCTL_DIFF_DCAP;
+	if (cap < 1)
+		cap = 1;
 
 	fd[fmid] = xoff;
 	bd[bmid] = xlim;
@@ -334,7 +347,7 @@ search_midsnake(struct dsearch *s, int xoff, int xlim, int yoff, int ylim,
 				goto cut;
 			}
 		}
-		if (d >= ENVCTL_DIFF_DCAP)
+		if (d >= cap)
 			break;
 	}
 

@@ -10,15 +10,19 @@
  *
  * Bound.  Let n be the number of lines of both inputs left once the common
  * leading and trailing lines and the lines that occur in only one input are
- * set aside, and D the fewest '-' plus '+' lines that turn a into b.  Each
- * middle-snake search stops after ENVCTL_DIFF_DCAP rounds, and all of them
- * together after ENVCTL_DIFF_WORK(n) units of work (a diagonal visited or
- * a line compared); a stopped search splits where it got furthest.  So:
- *   - the script is minimal (D changed lines) when no search was stopped,
- *     which holds whenever D <= 2 * ENVCTL_DIFF_DCAP and the budget lasts;
+ * set aside, and D the fewest '-' plus '+' lines that turn a into b.  All
+ * the middle-snake searches together may do ENVCTL_DIFF_WORK(n) units of
+ * work (a diagonal visited or a line compared); each stops after
+ * ENVCTL_DIFF_DCAP rounds, or fewer: one round per line of its box out of
+ * what is left of the budget.  A stopped search splits where it got
+ * furthest; once the budget is spent, what remains is all changed.  So:
+ *   - the script is minimal (D changed lines) when no search stopped,
+ *     which holds whenever D <= 2 * ENVCTL_DIFF_DCAP and the work stays
+ *     below ENVCTL_DIFF_WORK(n) - ENVCTL_DIFF_DCAP * n;
  *   - it is always valid, and never has more changed lines than the two
  *     inputs have between their common leading and trailing lines;
- *   - time is O(ENVCTL_DIFF_WORK(n) + input bytes), space O(input lines).
+ *   - time is O(ENVCTL_DIFF_WORK(n) + input bytes), space O(input lines)
+ *     (two 8 MiB files of random lines over 4 values: about 1.5 s).
  */
 #ifndef ENVCTL_CONTROLLER_DIFF_H
 #define ENVCTL_CONTROLLER_DIFF_H
@@ -32,7 +36,7 @@ struct err;
 /* Largest input accepted, per side. */
 #define ENVCTL_DIFF_MAX	((size_t)16 * 1024 * 1024)
 
-/* Rounds (edits from each end) one middle-snake search may take. */
+/* Most rounds (edits from each end) one middle-snake search may take. */
 #define ENVCTL_DIFF_DCAP	1024
 
 /* Work budget of one diff of n compared lines (about a second at most). */

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/buf.h"
@@ -1012,6 +1013,74 @@ START_TEST(test_gnu_100k_lines)
 END_TEST
 
 
+/* CPU seconds used by the process so far. */
+static double
+cpu_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * Far beyond the cost caps: unrelated files of 400,000 lines over 4 values
+ * (millions of rounds for an unbounded search), and of lines that all
+ * differ.  The diff must stay valid, within the trivial bound, and quick:
+ * a generous 20 s of CPU for what takes well under one.
+ */
+START_TEST(test_huge_bounded)
+{
+	static const unsigned alphabets[] = { 4, 0 };	/* 0: all differ */
+	uint64_t rs = 99;
+	char *dir, *why;
+	size_t i, changed, trivial;
+	double t;
+	int n;
+
+	if (!have_oracles())
+		return;
+	dir = tu_mkdtemp();
+	for (i = 0; i < sizeof(alphabets) / sizeof(alphabets[0]); i++) {
+		struct buf a = ENVCTL_BUF_INIT, b = ENVCTL_BUF_INIT;
+		struct buf out = ENVCTL_BUF_INIT;
+		struct lines la, lb;
+
+		if (alphabets[i] == 0)
+			for (n = 0; n < 400000; n++) {
+				buf_addf(&a, "a%d\n", n);
+				buf_addf(&b, "b%d\n", n);
+			}
+		else {
+			gen_big(&rs, &a, 400000, alphabets[i]);
+			gen_big(&rs, &b, 400000, alphabets[i]);
+		}
+		t = cpu_seconds();
+		our_diff(&out, a.data, a.len, b.data, b.len);
+		t = cpu_seconds() - t;
+		lines_split(&la, a.data, a.len);
+		lines_split(&lb, b.data, b.len);
+		why = check_format(out.data, out.len, la.n, lb.n, &changed);
+		if (why == NULL)
+			why = check_patch(dir, a.data, a.len, out.data, out.len,
+			    b.data, b.len);
+		trivial = lines_trivial_bound(a.data, a.len, b.data, b.len);
+		ck_assert_msg(why == NULL, "huge case %zu: %s", i, why);
+		ck_assert_uint_le(changed, trivial);
+		ck_assert_msg(t < 20.0, "huge case %zu took %.1f s", i, t);
+		fprintf(stderr, "check_diff: huge case %zu: %zu changed lines "
+		    "of %zu at most, %.2f s\n", i, changed, trivial, t);
+		free(la.off);
+		free(lb.off);
+		buf_release(&out);
+		buf_release(&a);
+		buf_release(&b);
+	}
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 /* --- the checks themselves ---------------------------------------------- */
 
 /*
@@ -1150,6 +1219,7 @@ main(void)
 	tcase_add_test(tg, test_gnu_codelike);
 	tcase_add_test(tg, test_gnu_large);
 	tcase_add_test(tg, test_gnu_100k_lines);
+	tcase_add_test(tg, test_huge_bounded);
 	suite_add_tcase(s, tg);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
