@@ -9,9 +9,13 @@
  * diff, applied to a by the strict applier below, gives b byte for byte.
  * The applier checks each hunk header's counts against its body, context
  * and '-' lines against a (as bytes, NUL and CR included), hunks in order
- * and not overlapping, and GNU's context: min(3, lines there) unchanged
- * lines before the first change and after the last, at most 2 * 3 between
- * two changes of a hunk, at least 2 * 3 + 1 between two hunks.
+ * and not overlapping, and diff -u's context: min(3, lines there)
+ * unchanged lines before the first change and after the last, at most
+ * 2 * 3 between two changes of a hunk, at least 2 * 3 + 1 between two
+ * hunks.  The '-' plus '+' lines are at most diff.h's trivial bound: the
+ * lines of a and b between their common leading and trailing lines.  The
+ * cap-* inputs are beyond diff.h's cost caps (small alphabets, all lines
+ * different): they must stay valid and fast.
  */
 #include <string.h>
 
@@ -20,6 +24,7 @@
 #include "common/xmalloc.h"
 #include "controller/diff.h"
 #include "tests/fuzz/fuzz.h"
+#include "tests/lines.h"
 
 /* ENVCTL_DIFF_CONTEXT in controller/diff.c. */
 #define CONTEXT		3
@@ -27,18 +32,12 @@
 static const char header[] = "--- a/f\n+++ b/f\n";
 static const char nonl[] = "\\ No newline at end of file\n";
 
-/* A text cut into lines: line i is off[i] .. off[i + 1], with its '\n'. */
-struct lines {
-	const char	*s;
-	size_t		 n;
-	size_t		*off;
-};
-
 /* The diff being applied and where the applier is in it. */
 struct patch {
 	const char	*p;
 	size_t		 len;
 	size_t		 pos;
+	size_t		 changed;	/* '-' and '+' lines so far */
 };
 
 /*
@@ -51,31 +50,6 @@ struct bline {
 	size_t		 len;
 	int		 complete;
 };
-
-static void
-lines_split(struct lines *l, const char *s, size_t len)
-{
-	const char *nl;
-	size_t alloc = 0, at = 0;
-
-	l->s = s;
-	l->n = 0;
-	l->off = NULL;
-	while (at < len) {
-		ENVCTL_GROW(l->off, l->n + 1, alloc);
-		l->off[l->n++] = at;
-		nl = memchr(s + at, '\n', len - at);
-		at = nl != NULL ? (size_t)(nl - s) + 1 : len;
-	}
-	ENVCTL_GROW(l->off, l->n + 1, alloc);
-	l->off[l->n] = len;
-}
-
-static size_t
-line_len(const struct lines *l, size_t i)
-{
-	return l->off[i + 1] - l->off[i];
-}
 
 static int
 line_complete(const struct lines *l, size_t i)
@@ -240,6 +214,7 @@ hunk(struct patch *pp, const struct lines *a, size_t *aip, struct buf *r,
 			break;
 		}
 		/* A change: check the unchanged run before it. */
+		pp->changed++;
 		if (changes++ == 0)
 			lead = run;
 		else
@@ -247,7 +222,7 @@ hunk(struct patch *pp, const struct lines *a, size_t *aip, struct buf *r,
 		run = 0;
 	}
 	FUZZ_ASSERT(changes > 0);
-	/* GNU shows CONTEXT lines either side, fewer only at an end. */
+	/* CONTEXT lines either side, fewer only at an end. */
 	FUZZ_ASSERT(lead <= CONTEXT && run <= CONTEXT);
 	FUZZ_ASSERT(lead == CONTEXT || ofirst == 0);
 	FUZZ_ASSERT(run == CONTEXT || i == a->n);
@@ -265,7 +240,7 @@ static void
 apply(const char *d, size_t dlen, const char *a, size_t alen,
     const char *b, size_t blen)
 {
-	struct patch pp = { d, dlen, 0 };
+	struct patch pp = { d, dlen, 0, 0 };
 	struct buf r = ENVCTL_BUF_INIT;
 	struct lines al;
 	size_t ai = 0, rlines = 0, i;
@@ -279,6 +254,7 @@ apply(const char *d, size_t dlen, const char *a, size_t alen,
 	for (i = ai; i < al.n; i++)
 		buf_add(&r, a + al.off[i], line_len(&al, i));
 	FUZZ_ASSERT(r.len == blen && memcmp(r.data, b, blen) == 0);
+	FUZZ_ASSERT(pp.changed <= lines_trivial_bound(a, alen, b, blen));
 	free(al.off);
 	buf_release(&r);
 }

@@ -1,12 +1,21 @@
 /*
- * check_diff.c - diff_unified: golden cases, errors, and byte-for-byte
- * agreement with GNU diff -u on generated inputs.
+ * check_diff.c - diff_unified: golden cases, errors, and GNU diff and
+ * patch(1) as oracles on generated inputs.
  *
- * GNU diff is run as `/usr/bin/diff -a -u --label a/x --label b/x A B`
- * under LC_ALL=C: -a because GNU diff calls a file with a NUL byte binary
- * and prints one line about it instead of hunks, and the C locale because
- * the "\ No newline at end of file" marker is translated.  Without GNU diff
- * the comparing tests skip, and fail under CI=true.
+ * Byte-identical hunks with GNU diff are not the goal: among the minimal
+ * edit scripts diff.c may pick another.  For every generated pair the
+ * test checks instead that (a) our diff is well-formed unified format
+ * (hunk counts match their bodies, 3 lines of context, hunks merged and
+ * split as diff -u does), (b) the real patch(1) applies it to the old text
+ * exactly (no fuzz, no offset) and gives the new text byte for byte, and
+ * (c) it changes no more lines ('-' plus '+') than GNU `diff -a -u` when
+ * GNU's count is within diff.h's minimality bound, and no more than the
+ * trivial bound (every line between the common ends) above it; small pairs
+ * must also have exactly the minimum a longest-common-subsequence table
+ * gives.  test_checks_catch shows that each check rejects a wrong diff.
+ * GNU diff runs under LC_ALL=C with -a (a file with a NUL byte is binary
+ * to it otherwise).  Without GNU diff or patch the comparing tests skip,
+ * and fail under CI=true.
  */
 #include <check.h>
 #include <stdbool.h>
@@ -14,15 +23,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/xmalloc.h"
 #include "controller/diff.h"
+#include "tests/lines.h"
 #include "testutil.h"
 
 #define GNU_DIFF	"/usr/bin/diff"
+#define PATCH		"/usr/bin/patch"
 #define NGENERATED	400
 #define NCODELIKE	200
 #define MAXLINES	400
@@ -59,23 +71,30 @@ our_diff(struct buf *out, const char *a, size_t alen, const char *b,
 	err_release(&err);
 }
 
-/* True when GNU diff is there; otherwise skips, or fails under CI=true. */
+/*
+ * True when GNU diff and patch are there; otherwise skips, or fails under
+ * CI=true.
+ */
 static bool
-have_gnu_diff(void)
+have_oracles(void)
 {
-	char *argv[] = { GNU_DIFF, "--version", NULL };
+	char *dargv[] = { GNU_DIFF, "--version", NULL };
+	char *pargv[] = { PATCH, "--version", NULL };
 	char *envp[] = { "LC_ALL=C", NULL };
 	struct tu_run r;
 	bool ok = false;
 
-	if (access(GNU_DIFF, X_OK) == 0) {
-		tu_run(&r, argv, envp, NULL, 0);
+	if (access(GNU_DIFF, X_OK) == 0 && access(PATCH, X_OK) == 0) {
+		tu_run(&r, dargv, envp, NULL, 0);
 		ok = r.status == 0 && strstr(r.out, "GNU diffutils") != NULL;
+		tu_run_free(&r);
+		tu_run(&r, pargv, envp, NULL, 0);
+		ok = ok && r.status == 0 && strstr(r.out, "GNU patch") != NULL;
 		tu_run_free(&r);
 	}
 	if (!ok)
-		tu_skip("have_gnu_diff", "no GNU diff at " GNU_DIFF " to "
-		    "compare with");
+		tu_skip("have_oracles", "no GNU diff at " GNU_DIFF " or "
+		    "patch at " PATCH " to check with");
 	return ok;
 }
 
@@ -119,41 +138,320 @@ golden(const char *a, size_t alen, const char *b, size_t blen,
 	golden((a), sizeof(a) - 1, (b), sizeof(b) - 1, (want), \
 	    sizeof(want) - 1)
 
+/* Context lines diff_unified shows (ENVCTL_DIFF_CONTEXT in diff.c). */
+#define CONTEXT		3
+
 /*
- * Writes a and b into dir, runs GNU diff on them and compares its output
- * with ours byte for byte; what names the case in a failure.
+ * The fewest '-' plus '+' lines turning a into b: n + m - 2 * LCS, by the
+ * textbook O(nm) table (one row at a time); for small inputs only.
  */
-static void
-same_as_gnu(const char *dir, const char *a, size_t alen, const char *b,
+static size_t
+minimal_changes(const char *a, size_t alen, const char *b, size_t blen)
+{
+	struct lines la, lb;
+	size_t *prev, *cur, *t, i, j, r;
+
+	lines_split(&la, a, alen);
+	lines_split(&lb, b, blen);
+	prev = xcalloc(lb.n + 1, sizeof(size_t));
+	cur = xcalloc(lb.n + 1, sizeof(size_t));
+	for (i = 1; i <= la.n; i++) {
+		for (j = 1; j <= lb.n; j++)
+			if (lines_same(&la, i - 1, &lb, j - 1))
+				cur[j] = prev[j - 1] + 1;
+			else
+				cur[j] = prev[j] > cur[j - 1] ? prev[j] :
+				    cur[j - 1];
+		t = prev;
+		prev = cur;
+		cur = t;
+	}
+	r = la.n + lb.n - 2 * prev[lb.n];
+	free(prev);
+	free(cur);
+	free(la.off);
+	free(lb.off);
+	return r;
+}
+
+/* Where check_format is in the diff. */
+struct fpos {
+	const char	*p;
+	size_t		 len;
+	size_t		 pos;
+};
+
+static bool
+f_expect(struct fpos *f, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (f->len - f->pos < n || memcmp(f->p + f->pos, s, n) != 0)
+		return false;
+	f->pos += n;
+	return true;
+}
+
+/* "S[,C]": false when malformed. */
+static bool
+f_range(struct fpos *f, size_t *startp, size_t *countp)
+{
+	size_t v, digits;
+	int which;
+
+	*countp = 1;
+	for (which = 0; which < 2; which++) {
+		v = 0;
+		for (digits = 0; f->pos < f->len && f->p[f->pos] >= '0' &&
+		    f->p[f->pos] <= '9' && digits < 10; digits++)
+			v = v * 10 + (size_t)(f->p[f->pos++] - '0');
+		if (digits == 0)
+			return false;
+		if (which == 0)
+			*startp = v;
+		else
+			*countp = v;
+		if (which == 1 || f->pos >= f->len || f->p[f->pos] != ',')
+			break;
+		f->pos++;
+	}
+	return true;
+}
+
+/*
+ * Checks that d is a well-formed unified diff of a (alines lines) into b
+ * (blines lines) with CONTEXT lines of context, as diff -u lays it out:
+ * headers "--- a/x" and "+++ b/x", each hunk's counts equal to its body,
+ * start lines consistent, CONTEXT unchanged lines before the first change
+ * and after the last (fewer only at a file's end), at most 2 * CONTEXT
+ * between changes of a hunk and at least 2 * CONTEXT + 1 between hunks.
+ * Returns NULL or what is wrong (to free); *changedp gets the '-' plus '+'
+ * lines.  Whether the lines are the right ones is patch(1)'s check.
+ */
+static char *
+check_format(const char *d, size_t dlen, size_t alines, size_t blines,
+    size_t *changedp)
+{
+	struct fpos f = { d, dlen, 0 };
+	size_t os, oc, ns, nc, o, n, run, lead, changes, hunks = 0;
+	size_t aend = 0, bend = 0, trail = 0;
+	const char *nl;
+	char mark;
+
+	*changedp = 0;
+	if (dlen == 0)
+		return NULL;
+	if (!f_expect(&f, "--- a/x\n+++ b/x\n"))
+		return xstrdup("bad file header");
+	while (f.pos < f.len) {
+		hunks++;
+		if (!f_expect(&f, "@@ -") || !f_range(&f, &os, &oc) ||
+		    !f_expect(&f, " +") || !f_range(&f, &ns, &nc) ||
+		    !f_expect(&f, " @@\n"))
+			return xasprintf("hunk %zu: bad header", hunks);
+		/* With a count of 0, the start is the line before. */
+		if ((oc > 0 && os == 0) || (nc > 0 && ns == 0))
+			return xasprintf("hunk %zu: line 0", hunks);
+		if (oc > 0)
+			os--;
+		if (nc > 0)
+			ns--;
+		if (os < aend || os + oc > alines || ns + nc > blines)
+			return xasprintf("hunk %zu: out of order or past the "
+			    "end", hunks);
+		if (ns - bend != os - aend)
+			return xasprintf("hunk %zu: new start %zu, not %zu",
+			    hunks, ns + 1, bend + (os - aend) + 1);
+		o = n = run = lead = changes = 0;
+		while (f.pos < f.len && (o < oc || n < nc)) {
+			mark = f.p[f.pos];
+			nl = memchr(f.p + f.pos, '\n', f.len - f.pos);
+			if (nl == NULL)
+				return xasprintf("hunk %zu: unterminated "
+				    "line", hunks);
+			f.pos = (size_t)(nl - f.p) + 1;
+			f_expect(&f, "\\ No newline at end of file\n");
+			if (mark == ' ') {
+				o++;
+				n++;
+				run++;
+				continue;
+			}
+			if (mark == '-')
+				o++;
+			else if (mark == '+')
+				n++;
+			else
+				return xasprintf("hunk %zu: line marked "
+				    "'%c'", hunks, mark);
+			(*changedp)++;
+			if (changes++ == 0)
+				lead = run;
+			else if (run > 2 * CONTEXT)
+				return xasprintf("hunk %zu: %zu unchanged "
+				    "lines inside", hunks, run);
+			run = 0;
+		}
+		if (o != oc || n != nc)
+			return xasprintf("hunk %zu: header says -%zu +%zu, "
+			    "body has -%zu +%zu", hunks, oc, nc, o, n);
+		if (changes == 0)
+			return xasprintf("hunk %zu: no change", hunks);
+		if (lead > CONTEXT || (lead < CONTEXT && os != 0))
+			return xasprintf("hunk %zu: %zu lines of context "
+			    "before", hunks, lead);
+		if (run > CONTEXT || (run < CONTEXT && os + oc != alines))
+			return xasprintf("hunk %zu: %zu lines of context "
+			    "after", hunks, run);
+		if (hunks > 1 && trail + (os - aend) + lead < 2 * CONTEXT + 1)
+			return xasprintf("hunk %zu: should be merged with "
+			    "the one before", hunks);
+		trail = run;
+		aend = os + oc;
+		bend = ns + nc;
+	}
+	if (alines - aend != blines - bend)
+		return xstrdup("line counts after the last hunk differ");
+	return NULL;
+}
+
+/*
+ * Applies d to a with the real patch(1), exactly (no fuzz, no offset), in
+ * dir; the result must be b.  Returns NULL or what is wrong (to free).
+ */
+static char *
+check_patch(const char *dir, const char *a, size_t alen, const char *d,
+    size_t dlen, const char *b, size_t blen)
+{
+	char *pa = tu_write(dir, "A", a, alen), *pd = tu_write(dir, "D", d,
+	    dlen), *po = xasprintf("%s/OUT", dir), *got = NULL, *res = NULL;
+	char *argv[] = { PATCH, "-F0", "-u", "-N", "-f",
+	    "--no-backup-if-mismatch", "-r", "-", "-o", po, pa, pd, NULL };
+	char *envp[] = { "LC_ALL=C", NULL };
+	struct tu_run r;
+	size_t gotlen = 0;
+
+	unlink(po);
+	tu_run(&r, argv, envp, NULL, 0);
+	if (r.status != 0 || r.errlen != 0 || strstr(r.out, "offset") !=
+	    NULL || strstr(r.out, "fuzz") != NULL || strstr(r.out, "Hunk")
+	    != NULL) {
+		res = xasprintf("patch exited %d: %s%s", r.status, r.out,
+		    r.errout);
+		goto out;
+	}
+	got = tu_read(po, &gotlen);
+	if (got == NULL || gotlen != blen || memcmp(got, b, blen) != 0)
+		res = xasprintf("patch gave %zu bytes that are not b (%zu)",
+		    got != NULL ? gotlen : 0, blen);
+out:
+	tu_run_free(&r);
+	free(got);
+	free(pa);
+	free(pd);
+	free(po);
+	return res;
+}
+
+/* GNU diff -u's '-' plus '+' lines from a to b, written into dir. */
+static size_t
+gnu_changes(const char *dir, const char *a, size_t alen, const char *b,
     size_t blen, const char *what)
 {
-	struct buf out = ENVCTL_BUF_INIT, msg = ENVCTL_BUF_INIT;
-	char *pa = tu_write(dir, "A", a, alen), *pb = tu_write(dir, "B", b,
+	char *pa = tu_write(dir, "GA", a, alen), *pb = tu_write(dir, "GB", b,
 	    blen);
 	char *argv[] = { GNU_DIFF, "-a", "-u", "--label", "a/x", "--label",
 	    "b/x", pa, pb, NULL };
 	char *envp[] = { "LC_ALL=C", NULL };
 	struct tu_run r;
-	size_t i;
+	size_t i, n = 0, lineno = 0;
 
 	tu_run(&r, argv, envp, NULL, 0);
 	ck_assert_msg(r.status == (r.outlen > 0 ? 1 : 0) && r.errlen == 0,
 	    "%s: GNU diff exited %d: %s", what, r.status, r.errout);
-	our_diff(&out, a, alen, b, blen);
-	if (out.len != r.outlen || memcmp(out.data, r.out, out.len) != 0) {
-		for (i = 0; i < out.len && i < r.outlen &&
-		    out.data[i] == r.out[i]; i++)
-			continue;
-		buf_addf(&msg, "%s: output differs from GNU diff (files in "
-		    "%s)\n", what, dir);
-		show(&msg, "ours", out.data, out.len, i > 200 ? i - 200 : 0);
-		show(&msg, "GNU", r.out, r.outlen, i > 200 ? i - 200 : 0);
-		ck_abort_msg("%s", msg.data);
-	}
-	buf_release(&out);
+	for (i = 0; i < r.outlen; i++)
+		if (i == 0 || r.out[i - 1] == '\n')
+			if (lineno++ >= 2 && (r.out[i] == '-' ||
+			    r.out[i] == '+'))
+				n++;
 	tu_run_free(&r);
 	free(pa);
 	free(pb);
+	return n;
+}
+
+/*
+ * Checks a count of changed lines: at most GNU's when GNU's is within the
+ * minimality bound of diff.h (the minimum is then too), at most the
+ * trivial bound otherwise, and exactly minimal when minimal is known
+ * (not SIZE_MAX).  Returns NULL or what is wrong (to free).
+ */
+static char *
+check_count(size_t ours, size_t gnu, size_t trivial, size_t minimal)
+{
+	if (minimal != SIZE_MAX && ours != minimal)
+		return xasprintf("%zu changed lines, the minimum is %zu", ours,
+		    minimal);
+	if (gnu <= 2 * ENVCTL_DIFF_DCAP && ours > gnu)
+		return xasprintf("%zu changed lines, GNU diff has %zu", ours,
+		    gnu);
+	if (ours > trivial)
+		return xasprintf("%zu changed lines, more than the %zu between "
+		    "the common ends", ours, trivial);
+	return NULL;
+}
+
+/* What the oracle runs saw, for the summary line. */
+struct ostats {
+	int	 pairs;
+	int	 fewer;		/* fewer changed lines than GNU diff */
+	int	 above;		/* GNU's count above the minimality bound */
+	size_t	 ours;		/* changed lines, summed */
+	size_t	 gnu;
+};
+
+/*
+ * Runs diff_unified on a and b and the three checks of the file comment
+ * (exact minimality too when exact); what names the case in a failure,
+ * whose files stay in dir.
+ */
+static void
+oracle_check(const char *dir, const char *a, size_t alen, const char *b,
+    size_t blen, bool exact, const char *what, struct ostats *st)
+{
+	struct buf out = ENVCTL_BUF_INIT, msg = ENVCTL_BUF_INIT;
+	struct lines la, lb;
+	size_t changed = 0, gnu, minimal = SIZE_MAX;
+	char *why;
+
+	our_diff(&out, a, alen, b, blen);
+	lines_split(&la, a, alen);
+	lines_split(&lb, b, blen);
+	gnu = gnu_changes(dir, a, alen, b, blen, what);
+	if (exact)
+		minimal = minimal_changes(a, alen, b, blen);
+	why = check_format(out.data, out.len, la.n, lb.n, &changed);
+	if (why == NULL && out.len > 0)
+		why = check_patch(dir, a, alen, out.data, out.len, b, blen);
+	if (why == NULL && out.len == 0 && (alen != blen ||
+	    memcmp(a, b, alen) != 0))
+		why = xstrdup("no diff of different texts");
+	if (why == NULL)
+		why = check_count(changed, gnu, lines_trivial_bound(a, alen, b,
+		    blen), minimal);
+	if (why != NULL) {
+		buf_addf(&msg, "%s: %s (files in %s)\n", what, why, dir);
+		show(&msg, "ours", out.data, out.len, 0);
+		ck_abort_msg("%s", msg.data);
+	}
+	st->pairs++;
+	st->fewer += changed < gnu;
+	st->above += gnu > 2 * ENVCTL_DIFF_DCAP;
+	st->ours += changed;
+	st->gnu += gnu;
+	free(la.off);
+	free(lb.off);
+	buf_release(&out);
 }
 
 /* --- golden cases ------------------------------------------------------- */
@@ -257,12 +555,12 @@ START_TEST(test_hunks_merge)
 }
 END_TEST
 
-START_TEST(test_gnu_choices)
+START_TEST(test_slide)
 {
-	/* shift_boundaries puts an inserted repeat last. */
+	/* A run of changes slides down: an inserted repeat goes last. */
 	GOLDEN("x\na\n", "x\na\na\n",
 	    "--- a/x\n+++ b/x\n@@ -1,2 +1,3 @@\n x\n a\n+a\n");
-	/* ...and slides a deletion onto the neighbouring change. */
+	/* ...and a deletion onto the neighbouring change. */
 	GOLDEN("a\nb\na\nb\nc\n", "a\nb\nd\n",
 	    "--- a/x\n+++ b/x\n@@ -1,5 +1,3 @@\n a\n b\n-a\n-b\n-c\n+d\n");
 }
@@ -451,11 +749,12 @@ gen_case(uint64_t *rs, int t, struct buf *a, struct buf *b,
 START_TEST(test_gnu_generated)
 {
 	struct gen_stats st;
+	struct ostats os = { 0, 0, 0, 0, 0 };
 	uint64_t rs = 0x9e3779b97f4a7c15ULL;
 	char *dir, what[64];
 	int t;
 
-	if (!have_gnu_diff())
+	if (!have_oracles())
 		return;
 	memset(&st, 0, sizeof(st));
 	dir = tu_mkdtemp();
@@ -464,7 +763,8 @@ START_TEST(test_gnu_generated)
 
 		gen_case(&rs, t, &a, &b, &st);
 		snprintf(what, sizeof(what), "generated case %d", t);
-		same_as_gnu(dir, a.data, a.len, b.data, b.len, what);
+		oracle_check(dir, a.data, a.len, b.data, b.len, true, what,
+		    &os);
 		buf_release(&a);
 		buf_release(&b);
 	}
@@ -477,10 +777,11 @@ START_TEST(test_gnu_generated)
 	ck_assert_int_ge(st.start, 100);
 	ck_assert_int_ge(st.middle, 100);
 	ck_assert_int_ge(st.end, 100);
-	fprintf(stderr, "check_diff: %d generated pairs byte-identical with "
-	    "GNU diff (%d identical, %d empty, %d without final newline, "
-	    "%d with CR, %d with NUL)\n", NGENERATED, st.identical, st.empty,
-	    st.no_newline, st.cr, st.nul);
+	fprintf(stderr, "check_diff: %d generated pairs (%d identical, %d "
+	    "empty, %d without final newline, %d with CR, %d with NUL): "
+	    "patch(1) gives b, changes minimal, %zu lines against GNU's %zu "
+	    "(fewer in %d)\n", os.pairs, st.identical, st.empty,
+	    st.no_newline, st.cr, st.nul, os.ours, os.gnu, os.fewer);
 	tu_rmtree(dir);
 	free(dir);
 }
@@ -547,11 +848,12 @@ gen_codelike(uint64_t *rs, struct buf *a, struct buf *b)
 
 START_TEST(test_gnu_codelike)
 {
+	struct ostats os = { 0, 0, 0, 0, 0 };
 	uint64_t rs = 0x2545f4914f6cdd1dULL;
 	char *dir, what[64];
 	int t;
 
-	if (!have_gnu_diff())
+	if (!have_oracles())
 		return;
 	dir = tu_mkdtemp();
 	for (t = 0; t < NCODELIKE; t++) {
@@ -559,12 +861,14 @@ START_TEST(test_gnu_codelike)
 
 		gen_codelike(&rs, &a, &b);
 		snprintf(what, sizeof(what), "code-like case %d", t);
-		same_as_gnu(dir, a.data, a.len, b.data, b.len, what);
+		oracle_check(dir, a.data, a.len, b.data, b.len, true, what,
+		    &os);
 		buf_release(&a);
 		buf_release(&b);
 	}
-	fprintf(stderr, "check_diff: %d code-like pairs byte-identical with "
-	    "GNU diff\n", NCODELIKE);
+	fprintf(stderr, "check_diff: %d code-like pairs: patch(1) gives b, "
+	    "changes minimal, %zu lines against GNU's %zu (fewer in %d)\n",
+	    os.pairs, os.ours, os.gnu, os.fewer);
 	tu_rmtree(dir);
 	free(dir);
 }
@@ -626,9 +930,10 @@ edit_big(uint64_t *rs, struct buf *dst, const struct buf *src, int nedits,
 }
 
 /*
- * Larger inputs reach the parts small ones cannot: the thresholds of
- * discard_confusing_lines that grow with the line count, and diag's "too
- * expensive" cut-off (unrelated files, thousands of differences).
+ * Larger inputs reach the parts small ones cannot: many rounds per
+ * middle-snake search, lines that occur in one file only, and (unrelated
+ * files, thousands of differences) searches stopped by ENVCTL_DIFF_DCAP,
+ * where only the trivial bound holds.
  */
 START_TEST(test_gnu_large)
 {
@@ -639,13 +944,14 @@ START_TEST(test_gnu_large)
 	} cases[] = {
 		{ 300, 3, 10 }, { 1000, 20, 40 }, { 2000, 2, 100 },
 		{ 3000, 300, 5 }, { 5000, 50, 300 }, { 6000, 1000, 0 },
-		{ 4000, 8, 0 }, { 20000, 5000, 30 },
+		{ 4000, 8, 0 }, { 20000, 5000, 30 }, { 20000, 4, 0 },
 	};
+	struct ostats os = { 0, 0, 0, 0, 0 };
 	uint64_t rs = 42;
 	char *dir, what[64];
 	size_t i;
 
-	if (!have_gnu_diff())
+	if (!have_oracles())
 		return;
 	dir = tu_mkdtemp();
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -658,10 +964,16 @@ START_TEST(test_gnu_large)
 		else
 			edit_big(&rs, &b, &a, cases[i].edits, cases[i].k);
 		snprintf(what, sizeof(what), "large case %zu", i);
-		same_as_gnu(dir, a.data, a.len, b.data, b.len, what);
+		oracle_check(dir, a.data, a.len, b.data, b.len, false, what,
+		    &os);
 		buf_release(&a);
 		buf_release(&b);
 	}
+	/* The cut-off must be reached, or its bound goes untested. */
+	ck_assert_int_ge(os.above, 1);
+	fprintf(stderr, "check_diff: %d large pairs: patch(1) gives b, %zu "
+	    "changed lines against GNU's %zu (fewer in %d, %d above the "
+	    "bound)\n", os.pairs, os.ours, os.gnu, os.fewer, os.above);
 	tu_rmtree(dir);
 	free(dir);
 }
@@ -670,12 +982,13 @@ END_TEST
 /* A 100k-line file with a few changes: linear in practice. */
 START_TEST(test_gnu_100k_lines)
 {
+	struct ostats os = { 0, 0, 0, 0, 0 };
 	struct buf a = ENVCTL_BUF_INIT, b = ENVCTL_BUF_INIT;
 	uint64_t rs = 7;
 	char *dir, line[64];
 	int i, n;
 
-	if (!have_gnu_diff())
+	if (!have_oracles())
 		return;
 	for (i = 0; i < 100000; i++) {
 		n = snprintf(line, sizeof(line), "line %d %u\n", i,
@@ -689,11 +1002,195 @@ START_TEST(test_gnu_100k_lines)
 			buf_addstr(&b, "inserted\n");
 	}
 	dir = tu_mkdtemp();
-	same_as_gnu(dir, a.data, a.len, b.data, b.len, "100k lines");
+	oracle_check(dir, a.data, a.len, b.data, b.len, false, "100k lines",
+	    &os);
+	ck_assert_uint_eq(os.ours, 8);
 	tu_rmtree(dir);
 	free(dir);
 	buf_release(&a);
 	buf_release(&b);
+}
+END_TEST
+
+
+/* CPU seconds used by the process so far. */
+static double
+cpu_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * Far beyond the cost caps: unrelated files of 400,000 lines over 4 values
+ * (millions of rounds for an unbounded search), and of lines that all
+ * differ.  The diff must stay valid, within the trivial bound, and quick:
+ * a generous 20 s of CPU for what takes well under one.
+ */
+START_TEST(test_huge_bounded)
+{
+	static const unsigned alphabets[] = { 4, 0 };	/* 0: all differ */
+	uint64_t rs = 99;
+	char *dir, *why;
+	size_t i, changed, trivial;
+	double t;
+	int n;
+
+	if (!have_oracles())
+		return;
+	dir = tu_mkdtemp();
+	for (i = 0; i < sizeof(alphabets) / sizeof(alphabets[0]); i++) {
+		struct buf a = ENVCTL_BUF_INIT, b = ENVCTL_BUF_INIT;
+		struct buf out = ENVCTL_BUF_INIT;
+		struct lines la, lb;
+
+		if (alphabets[i] == 0)
+			for (n = 0; n < 400000; n++) {
+				buf_addf(&a, "a%d\n", n);
+				buf_addf(&b, "b%d\n", n);
+			}
+		else {
+			gen_big(&rs, &a, 400000, alphabets[i]);
+			gen_big(&rs, &b, 400000, alphabets[i]);
+		}
+		t = cpu_seconds();
+		our_diff(&out, a.data, a.len, b.data, b.len);
+		t = cpu_seconds() - t;
+		lines_split(&la, a.data, a.len);
+		lines_split(&lb, b.data, b.len);
+		why = check_format(out.data, out.len, la.n, lb.n, &changed);
+		if (why == NULL)
+			why = check_patch(dir, a.data, a.len, out.data, out.len,
+			    b.data, b.len);
+		trivial = lines_trivial_bound(a.data, a.len, b.data, b.len);
+		ck_assert_msg(why == NULL, "huge case %zu: %s", i, why);
+		ck_assert_uint_le(changed, trivial);
+		ck_assert_msg(t < 20.0, "huge case %zu took %.1f s", i, t);
+		fprintf(stderr, "check_diff: huge case %zu: %zu changed lines "
+		    "of %zu at most, %.2f s\n", i, changed, trivial, t);
+		free(la.off);
+		free(lb.off);
+		buf_release(&out);
+		buf_release(&a);
+		buf_release(&b);
+	}
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/* --- the checks themselves ---------------------------------------------- */
+
+/*
+ * Each check of oracle_check rejects a diff that is wrong its way, so a
+ * broken diff.c cannot pass them: a hunk count off by one, context cut
+ * short, unmerged hunks, a wrong added line, a context line that is not
+ * in a, a hunk that only applies at an offset, and a valid but
+ * non-minimal script.
+ */
+START_TEST(test_checks_catch)
+{
+	static const char a[] = "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n"
+	    "12\n13\n14\n15\n16\n";
+	static const char b[] = "1\n2\n3\nX\n5\n6\n7\n8\n9\n10\nY\n"
+	    "12\n13\n14\n15\n16\n";
+	static const char good[] = "--- a/x\n+++ b/x\n@@ -1,14 +1,14 @@\n"
+	    " 1\n 2\n 3\n-4\n+X\n 5\n 6\n 7\n 8\n 9\n 10\n-11\n+Y\n"
+	    " 12\n 13\n 14\n";
+	static const struct {
+		const char	*d;
+		bool		 format;	/* check_format rejects it */
+		bool		 patch;		/* check_patch rejects it */
+	} bad[] = {
+		/* Count off by one. */
+		{ "--- a/x\n+++ b/x\n@@ -1,13 +1,14 @@\n 1\n 2\n 3\n-4\n"
+		  "+X\n 5\n 6\n 7\n 8\n 9\n 10\n-11\n+Y\n 12\n 13\n 14\n",
+		  true, true },
+		/*
+		 * Two lines of context after, not three (patch -F0 takes
+		 * that to mean the end of the file).
+		 */
+		{ "--- a/x\n+++ b/x\n@@ -1,13 +1,13 @@\n 1\n 2\n 3\n-4\n"
+		  "+X\n 5\n 6\n 7\n 8\n 9\n 10\n-11\n+Y\n 12\n 13\n",
+		  true, true },
+		/* Two hunks 6 lines apart: diff -u merges them. */
+		{ "--- a/x\n+++ b/x\n@@ -1,7 +1,7 @@\n 1\n 2\n 3\n-4\n+X\n"
+		  " 5\n 6\n 7\n@@ -8,7 +8,7 @@\n 8\n 9\n 10\n-11\n+Y\n"
+		  " 12\n 13\n 14\n", true, false },
+		/* Adds the wrong line. */
+		{ "--- a/x\n+++ b/x\n@@ -1,14 +1,14 @@\n 1\n 2\n 3\n-4\n"
+		  "+Z\n 5\n 6\n 7\n 8\n 9\n 10\n-11\n+Y\n 12\n 13\n 14\n",
+		  false, true },
+		/* A context line a does not have. */
+		{ "--- a/x\n+++ b/x\n@@ -1,14 +1,14 @@\n 1\n 2\n 3\n-4\n"
+		  "+X\n 5\n 6\n 7\n 8\n 9\n 10\n-11\n+Y\n 12\n 13\n 99\n",
+		  false, true },
+		/* Right lines, wrong start: patch needs an offset. */
+		{ "--- a/x\n+++ b/x\n@@ -2,14 +2,14 @@\n 1\n 2\n 3\n-4\n"
+		  "+X\n 5\n 6\n 7\n 8\n 9\n 10\n-11\n+Y\n 12\n 13\n 14\n",
+		  false, true },
+	};
+	/* Valid, applies, but 6 changed lines where 4 do. */
+	static const char longer[] = "--- a/x\n+++ b/x\n@@ -1,14 +1,14 @@\n"
+	    " 1\n 2\n 3\n-4\n+X\n 5\n 6\n 7\n 8\n 9\n-10\n-11\n+10\n+Y\n"
+	    " 12\n 13\n 14\n";
+	size_t changed, gnu, minimal, trivial, i;
+	char *dir, *why;
+
+	if (!have_oracles())
+		return;
+	dir = tu_mkdtemp();
+	gnu = gnu_changes(dir, a, sizeof(a) - 1, b, sizeof(b) - 1, "catch");
+	minimal = minimal_changes(a, sizeof(a) - 1, b, sizeof(b) - 1);
+	trivial = lines_trivial_bound(a, sizeof(a) - 1, b, sizeof(b) - 1);
+	ck_assert_uint_eq(gnu, 4);
+	ck_assert_uint_eq(minimal, 4);
+	ck_assert_uint_eq(trivial, 16);
+
+	ck_assert_ptr_null(check_format(good, sizeof(good) - 1, 16, 16,
+	    &changed));
+	ck_assert_uint_eq(changed, 4);
+	ck_assert_ptr_null(check_patch(dir, a, sizeof(a) - 1, good,
+	    sizeof(good) - 1, b, sizeof(b) - 1));
+	ck_assert_ptr_null(check_count(changed, gnu, trivial, minimal));
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why = check_format(bad[i].d, strlen(bad[i].d), 16, 16,
+		    &changed);
+		ck_assert_msg((why != NULL) == bad[i].format,
+		    "bad diff %zu: check_format said %s", i,
+		    why != NULL ? why : "fine");
+		free(why);
+		why = check_patch(dir, a, sizeof(a) - 1, bad[i].d,
+		    strlen(bad[i].d), b, sizeof(b) - 1);
+		ck_assert_msg((why != NULL) == bad[i].patch,
+		    "bad diff %zu: check_patch said %s", i,
+		    why != NULL ? why : "fine");
+		free(why);
+	}
+
+	ck_assert_ptr_null(check_format(longer, sizeof(longer) - 1, 16, 16,
+	    &changed));
+	ck_assert_ptr_null(check_patch(dir, a, sizeof(a) - 1, longer,
+	    sizeof(longer) - 1, b, sizeof(b) - 1));
+	ck_assert_uint_eq(changed, 6);
+	/* Caught by the minimum, and by GNU's count without it. */
+	ck_assert_ptr_nonnull(why = check_count(changed, gnu, trivial,
+	    minimal));
+	free(why);
+	ck_assert_ptr_nonnull(why = check_count(changed, gnu, trivial,
+	    SIZE_MAX));
+	free(why);
+	/* Above the minimality bound only the trivial one holds. */
+	ck_assert_ptr_null(check_count(changed, 2 * ENVCTL_DIFF_DCAP + 1,
+	    trivial, SIZE_MAX));
+	ck_assert_ptr_nonnull(why = check_count(trivial + 1,
+	    2 * ENVCTL_DIFF_DCAP + 1, trivial, SIZE_MAX));
+	free(why);
+	tu_rmtree(dir);
+	free(dir);
 }
 END_TEST
 
@@ -711,16 +1208,18 @@ main(void)
 	tcase_add_test(tc, test_no_final_newline);
 	tcase_add_test(tc, test_bytes_pass_through);
 	tcase_add_test(tc, test_hunks_merge);
-	tcase_add_test(tc, test_gnu_choices);
+	tcase_add_test(tc, test_slide);
 	tcase_add_test(tc, test_too_big);
 	tcase_add_test(tc, test_output_cap);
 	suite_add_tcase(s, tc);
 	/* Hundreds of diff(1) runs; slow under valgrind. */
 	tcase_set_timeout(tg, 600);
+	tcase_add_test(tg, test_checks_catch);
 	tcase_add_test(tg, test_gnu_generated);
 	tcase_add_test(tg, test_gnu_codelike);
 	tcase_add_test(tg, test_gnu_large);
 	tcase_add_test(tg, test_gnu_100k_lines);
+	tcase_add_test(tg, test_huge_bounded);
 	suite_add_tcase(s, tg);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
