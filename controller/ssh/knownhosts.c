@@ -25,53 +25,40 @@
 
 #include "common/buf.h"
 #include "common/err.h"
+#include "common/proto.h"
 #include "common/xmalloc.h"
 #include "controller/ssh/conn.h"
 
 #define ENVCTL_CONN_KH_MAX	(64u * 1024 * 1024) /* known_hosts scan */
 
-/* Decodes base64 s (len bytes) into out (room for len bytes); -1 if bad. */
-static int
-b64_decode(unsigned char *out, const char *s, size_t len)
-{
-	int n;
-	size_t pad = 0;
-
-	if (len == 0 || len % 4 != 0)
-		return -1;
-	n = EVP_DecodeBlock(out, (const unsigned char *)s, (int)len);
-	if (n < 0)
-		return -1;
-	while (pad < 2 && s[len - 1 - pad] == '=')
-		pad++;
-	return n - (int)pad;
-}
-
 /* Does one known_hosts host pattern (plain or |1|salt|hash) name name? */
 static bool
 kh_pattern_matches(const char *pat, size_t len, const char *name)
 {
-	unsigned char salt[128], hash[128], mac[EVP_MAX_MD_SIZE];
+	unsigned char mac[EVP_MAX_MD_SIZE];
 	unsigned int maclen = 0;
+	struct buf salt, hash;
 	const char *bar;
-	int slen, hlen;
+	bool ok = false;
 
-	if (len > 3 && strncmp(pat, "|1|", 3) == 0) {
-		bar = memchr(pat + 3, '|', len - 3);
-		if (bar == NULL || (size_t)(bar - pat - 3) > sizeof(salt) ||
-		    (size_t)(pat + len - bar - 1) > sizeof(hash))
-			return false;
-		slen = b64_decode(salt, pat + 3, (size_t)(bar - pat - 3));
-		hlen = b64_decode(hash, bar + 1, (size_t)(pat + len - bar - 1));
-		if (slen <= 0 || hlen <= 0)
-			return false;
-		if (HMAC(EVP_sha1(), salt, slen, (const unsigned char *)name,
-		    strlen(name), mac, &maclen) == NULL)
-			return false;
-		return (unsigned int)hlen == maclen &&
-		    memcmp(mac, hash, maclen) == 0;
-	}
-	return strlen(name) == len && strncasecmp(pat, name, len) == 0;
+	if (len <= 3 || strncmp(pat, "|1|", 3) != 0)
+		return strlen(name) == len && strncasecmp(pat, name, len) == 0;
+	buf_init(&salt, 128);
+	buf_init(&hash, 128);
+	bar = memchr(pat + 3, '|', len - 3);
+	if (bar == NULL || proto_b64_decode(&salt, pat + 3,
+	    (size_t)(bar - pat - 3), NULL) != 0 || proto_b64_decode(&hash,
+	    bar + 1, (size_t)(pat + len - bar - 1), NULL) != 0 ||
+	    salt.len == 0 || hash.len == 0)
+		goto out;
+	if (HMAC(EVP_sha1(), salt.data, (int)salt.len,
+	    (const unsigned char *)name, strlen(name), mac, &maclen) == NULL)
+		goto out;
+	ok = hash.len == maclen && memcmp(mac, hash.data, maclen) == 0;
+out:
+	buf_release(&salt);
+	buf_release(&hash);
+	return ok;
 }
 
 /*
