@@ -76,7 +76,7 @@ cmd_apply(int argc, char **argv)
 	 */
 	p.ao.fault = getenv("ENVCTL_TEST_FAULT");
 	code = ENVCTL_EXIT_FAIL;
-	if (planfile_load(&pf, &is_plan, operands[0], &err) != 0) {
+	if (planfile_read(&pf, &is_plan, operands[0], &err) != 0) {
 		out_errors(&err);
 		goto out;
 	}
