@@ -78,6 +78,14 @@ int	cmd_load(struct context *ctx, const char *inventory,
 int	cmd_policy(struct engine_policy *p, enum engine_cmd cmd,
 	    const char *inventory, const struct fleet_args *a,
 	    int lock_timeout);
+/*
+ * engine_run() and its exit code: 64 when it had to ask and could not, 1
+ * when it could not start or a host failed or is unreachable, 2 when
+ * hosts are left pending and p->pending_exit, else 0 (also after a "no"
+ * to the question).
+ */
+int	cmd_run(struct engine *e, const struct engine_policy *p,
+	    const struct context *ctx);
 
 /*
  * Shared by the commands: parses options (argv[1..]); on --help prints the

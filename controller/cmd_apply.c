@@ -87,7 +87,7 @@ cmd_apply(int argc, char **argv)
 		p.inventory = pf.inventory_path;
 		p.progress = 0;
 		if ((code = load_plan(&ctx, &pf)) == ENVCTL_EXIT_OK)
-			code = engine_run(&e, &p, &ctx);
+			code = cmd_run(&e, &p, &ctx);
 		goto out;
 	}
 	/* With --yes each host changes on the session that read it. */
@@ -95,7 +95,7 @@ cmd_apply(int argc, char **argv)
 	p.verb = "Apply to";
 	p.ro.show_diff = 1;
 	if ((code = cmd_load(&ctx, operands[0], &a)) == ENVCTL_EXIT_OK)
-		code = engine_run(&e, &p, &ctx);
+		code = cmd_run(&e, &p, &ctx);
 out:
 	engine_release(&e);
 	context_release(&ctx);

@@ -34,7 +34,7 @@ cmd_backups(int argc, char **argv)
 	/* Read only: the list comes on the session that read the host. */
 	p.change = ENVCTL_CHANGE_BACKUPS;
 	if ((code = cmd_load(&ctx, operands[0], &a)) == ENVCTL_EXIT_OK)
-		code = engine_run(&e, &p, &ctx);
+		code = cmd_run(&e, &p, &ctx);
 out:
 	engine_release(&e);
 	context_release(&ctx);

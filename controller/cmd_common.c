@@ -129,6 +129,25 @@ cmd_load(struct context *ctx, const char *inventory,
 }
 
 int
+cmd_run(struct engine *e, const struct engine_policy *p,
+    const struct context *ctx)
+{
+	const struct plan_counts *c = &e->counts;
+	int r;
+
+	if ((r = engine_run(e, p, ctx)) != 0)
+		return r == ENVCTL_EUSAGE ? ENVCTL_EXIT_USAGE :
+		    ENVCTL_EXIT_FAIL;
+	if (e->asked_no && !p->declined_summary)
+		return ENVCTL_EXIT_OK;
+	if (c->failed > 0 || c->unreachable > 0)
+		return ENVCTL_EXIT_FAIL;
+	if (c->pending > 0 && p->pending_exit)
+		return ENVCTL_EXIT_PENDING;
+	return ENVCTL_EXIT_OK;
+}
+
+int
 cmd_policy(struct engine_policy *p, enum engine_cmd cmd,
     const char *inventory, const struct fleet_args *a, int lock_timeout)
 {

@@ -126,7 +126,7 @@ cmd_drift(int argc, char **argv)
 	t0 = now_seconds(CLOCK_MONOTONIC);
 	if ((code = cmd_load(&ctx, operands[0], &a)) != ENVCTL_EXIT_OK)
 		goto out;
-	code = engine_run(&e, &p, &ctx);
+	code = cmd_run(&e, &p, &ctx);
 	if (e.hosts == NULL)
 		goto out;	/* the run did not start */
 	if (write_files(&e, report, metrics, started, t0, &err) != 0) {

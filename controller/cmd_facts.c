@@ -32,7 +32,7 @@ cmd_facts(int argc, char **argv)
 		goto out;
 	}
 	if ((code = cmd_load(&ctx, operands[0], &a)) == ENVCTL_EXIT_OK)
-		code = engine_run(&e, &p, &ctx);
+		code = cmd_run(&e, &p, &ctx);
 out:
 	engine_release(&e);
 	context_release(&ctx);

@@ -47,7 +47,7 @@ cmd_plan(int argc, char **argv)
 	p.pending_exit = 1;
 	if ((code = cmd_load(&ctx, operands[0], &a)) != ENVCTL_EXIT_OK)
 		goto out;
-	code = engine_run(&e, &p, &ctx);
+	code = cmd_run(&e, &p, &ctx);
 	if (code != ENVCTL_EXIT_OK && code != ENVCTL_EXIT_PENDING &&
 	    e.nplans == 0)
 		goto out;

@@ -63,7 +63,7 @@ cmd_rollback(int argc, char **argv)
 	p.verb = "Roll back";
 	p.declined_summary = 1;
 	if ((code = cmd_load(&ctx, operands[0], &a)) == ENVCTL_EXIT_OK)
-		code = engine_run(&e, &p, &ctx);
+		code = cmd_run(&e, &p, &ctx);
 out:
 	engine_release(&e);
 	context_release(&ctx);

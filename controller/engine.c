@@ -9,7 +9,6 @@
 
 #include "common/buf.h"
 #include "common/xmalloc.h"
-#include "controller/cmd.h"
 #include "controller/context.h"
 #include "controller/fleet.h"
 #include "controller/inventory.h"
@@ -293,7 +292,7 @@ confirm(const char *verb, size_t n)
 	    strcmp(line, "yes") == 0;
 }
 
-/* Between the phases: ask; ENVCTL_EXIT_USAGE when there is no terminal. */
+/* Between the phases: ask; ENVCTL_EUSAGE when there is no terminal. */
 static int
 ask(struct engine *e)
 {
@@ -303,20 +302,20 @@ ask(struct engine *e)
 	for (i = 0; i < e->nhosts; i++)
 		n += e->hosts[i].chosen && !e->hosts[i].tried;
 	if (n == 0)
-		return ENVCTL_EXIT_OK;
+		return 0;
 	if (!isatty(STDIN_FILENO)) {
 		out_note("envctl %s: %zu host%s to change, but stdin is not "
 		    "a terminal to ask: add --yes\n", name, n,
 		    n == 1 ? "" : "s");
-		return ENVCTL_EXIT_USAGE;
+		return ENVCTL_EUSAGE;
 	}
 	if (!confirm(e->p->verb, n)) {
 		out_note("envctl %s: nothing changed\n", name);
 		e->asked_no = 1;
-		return ENVCTL_EXIT_OK;
+		return 0;
 	}
 	run_phase(e, 2);
-	return ENVCTL_EXIT_OK;
+	return 0;
 }
 
 /* What every output says of the host, once the run is over. */
@@ -488,7 +487,7 @@ plan_hosts(struct engine *e, struct err *err)
 			    "the inventory '%s'", ph->name,
 			    inventory_path(e->ctx->inv));
 			err_context(err, "%s", e->p->plan_path);
-			return -1;
+			return ENVCTL_ENOTFOUND;
 		}
 		eh->chosen = 1;
 		if (planfile_verify_host(&eh->d, ph, e->ctx->pb, eh->host,
@@ -535,7 +534,7 @@ engine_run(struct engine *e, const struct engine_policy *p,
 {
 	struct err err = ENVCTL_ERR_INIT;
 	size_t i;
-	int code = ENVCTL_EXIT_FAIL;
+	int r;
 
 	e->p = p;
 	e->ctx = ctx;
@@ -543,41 +542,26 @@ engine_run(struct engine *e, const struct engine_policy *p,
 	e->link.agent = &e->ab;
 	e->ao = p->ao;
 	e->ao.link = &e->link;
-	if (agent_binary_load(&e->ab, NULL, &err) != 0)
+	if ((r = agent_binary_load(&e->ab, NULL, &err)) != 0)
 		goto fail;
 	if (p->plan == NULL)
 		inventory_hosts(e);
-	else if (plan_hosts(e, &err) != 0)
+	else if ((r = plan_hosts(e, &err)) != 0)
 		goto fail;
 	run_phase(e, 1);
 	e->plans = xcalloc(e->nhosts + 1, sizeof(*e->plans));
 	for (i = 0; i < e->nhosts; i++)
 		if (e->hosts[i].read)
 			e->plans[e->nplans++] = &e->hosts[i].hp;
-	if (p->ask && (code = ask(e)) != ENVCTL_EXIT_OK)
+	if (p->ask && (r = ask(e)) != 0)
 		goto out;
 	finish(e);
-	code = engine_exit(e);
 	goto out;
 fail:
 	out_errors(&err);
 out:
 	err_release(&err);
-	return code;
-}
-
-int
-engine_exit(const struct engine *e)
-{
-	const struct plan_counts *c = &e->counts;
-
-	if (e->asked_no && !e->p->declined_summary)
-		return ENVCTL_EXIT_OK;
-	if (c->failed > 0 || c->unreachable > 0)
-		return ENVCTL_EXIT_FAIL;
-	if (c->pending > 0 && e->p->pending_exit)
-		return ENVCTL_EXIT_PENDING;
-	return ENVCTL_EXIT_OK;
+	return r;
 }
 
 void

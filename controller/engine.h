@@ -62,7 +62,7 @@ struct engine_policy {
 	int		 ask;
 	const char	*verb;		/* "Apply to", "Roll back" */
 	int		 declined_summary; /* a "no" still prints the summary */
-	int		 pending_exit;	/* pending hosts left: exit 2 */
+	int		 pending_exit;	/* pending hosts left: exit 2 (cmd.h) */
 	/* apply PLANFILE: the hosts and the bytes come from the plan. */
 	const struct planfile *plan;
 	const char	*plan_path;	/* the plan's name in messages */
@@ -117,14 +117,14 @@ struct engine {
 /*
  * Runs policy p over ctx's selected hosts (or p->plan's) and prints as it
  * goes; e is zeroed by the caller and borrows p and ctx until released.
- * Returns an exit code (cmd.h): 1 after printing why the run could not
- * start (agent program, a plan that no longer fits), 64 when it had to ask
- * and stdin is no terminal, else engine_exit()'s.
+ * Returns 0 when the run went through (the hosts' own failures are in
+ * e->counts; e->asked_no when the operator said no); after printing why,
+ * ENVCTL_EUSAGE when it had to ask and stdin is no terminal, or the error
+ * that kept it from starting: agent_binary_load()'s, ENVCTL_ENOTFOUND for
+ * a plan's host the inventory no longer has (nothing was contacted).
  */
 int	engine_run(struct engine *e, const struct engine_policy *p,
 	    const struct context *ctx);
-/* The exit code of a finished run: 1 failed, 2 pending (pending_exit). */
-int	engine_exit(const struct engine *e);
 /*
  * The run as the one --json envelope (format, command, inventory,
  * playbook, summary, hosts); a new reference.
