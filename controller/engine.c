@@ -259,21 +259,25 @@ host_progress(void *arg, size_t ndone, size_t n)
 		out_note("\r\033[K%zu/%zu hosts done", ndone, n);
 }
 
+/*
+ * Runs one phase over hosts [from, to), printed in order as they finish.
+ * A rollout in batches would call both phases per batch.
+ */
 static void
-run_phase(struct engine *e, int phase)
+run_phase(struct engine *e, int phase, size_t from, size_t to)
 {
 	struct fleet_job fj;
-	size_t *idx = xcalloc(e->nhosts + 1, sizeof(*idx)), i;
+	size_t *idx = xcalloc(to - from + 1, sizeof(*idx)), i;
 
-	for (i = 0; i < e->nhosts; i++)
-		idx[i] = i;
+	for (i = from; i < to; i++)
+		idx[i - from] = i;
 	e->phase = phase;
 	fj.job = phase == 1 ? read_job : change_job;
 	fj.done = host_done;
 	fj.progress = host_progress;
 	fj.ctx = e;
 	transport_init();
-	fleet_run(&fj, idx, e->nhosts, e->p->forks);
+	fleet_run(&fj, idx, to - from, e->p->forks);
 	transport_finish();
 	free(idx);
 }
@@ -314,7 +318,7 @@ ask(struct engine *e)
 		e->asked_no = 1;
 		return 0;
 	}
-	run_phase(e, 2);
+	run_phase(e, 2, 0, e->nhosts);
 	return 0;
 }
 
@@ -500,15 +504,7 @@ plan_hosts(struct engine *e, struct err *err)
 			err_move(&eh->ar.err, &e2);
 			continue;
 		}
-		eh->in.path = ph->target;
-		eh->in.expect_exists = ph->cur_exists;
-		eh->in.expect = ph->cur.data;
-		eh->in.expect_len = ph->cur.len;
-		eh->in.expect_sha256 = ph->cur_sha256;
-		eh->in.data = ph->want.data;
-		eh->in.len = ph->want.len;
-		eh->in.sha256 = ph->want_sha256;
-		eh->in.d = &eh->d;
+		apply_input_from_planfile(&eh->in, ph, &eh->d);
 	}
 	return 0;
 }
@@ -548,7 +544,7 @@ engine_run(struct engine *e, const struct engine_policy *p,
 		inventory_hosts(e);
 	else if ((r = plan_hosts(e, &err)) != 0)
 		goto fail;
-	run_phase(e, 1);
+	run_phase(e, 1, 0, e->nhosts);
 	e->plans = xcalloc(e->nhosts + 1, sizeof(*e->plans));
 	for (i = 0; i < e->nhosts; i++)
 		if (e->hosts[i].read)
