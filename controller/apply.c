@@ -9,6 +9,7 @@
 #include "controller/agentlink.h"
 #include "controller/desired.h"
 #include "controller/inventory.h"
+#include "controller/planfile.h"
 #include "controller/playbook.h"
 
 /*
@@ -153,6 +154,22 @@ apply_input_from_plan(struct apply_input *in, const struct host_plan *hp)
 	in->len = hp->d.content.len;
 	in->sha256 = hp->want_sha256;
 	in->d = &hp->d;
+}
+
+void
+apply_input_from_planfile(struct apply_input *in,
+    const struct planfile_host *ph, const struct desired *d)
+{
+	memset(in, 0, sizeof(*in));
+	in->path = ph->target;
+	in->expect_exists = ph->cur_exists;
+	in->expect = ph->cur.data;
+	in->expect_len = ph->cur.len;
+	in->expect_sha256 = ph->cur_sha256;
+	in->data = ph->want.data;
+	in->len = ph->want.len;
+	in->sha256 = ph->want_sha256;
+	in->d = d;
 }
 
 void

@@ -22,6 +22,7 @@
 struct agentlink;
 struct agentlink_opts;
 struct host;
+struct planfile_host;
 struct playbook;
 
 /* What to write and what must be there first. */
@@ -67,6 +68,12 @@ int	apply_change_timeout(int timeout, int lock_timeout);
 /* Fills in from a plan: what it read, what it rendered (borrowed). */
 void	apply_input_from_plan(struct apply_input *in,
 	    const struct host_plan *hp);
+/*
+ * Fills in from a plan file's pending host: the bytes it read and those
+ * it is to write (borrowed); d, re-rendered today, gives the values.
+ */
+void	apply_input_from_planfile(struct apply_input *in,
+	    const struct planfile_host *ph, const struct desired *d);
 /* Applies in to host h; never fails: see ar->outcome and ar->err. */
 void	apply_host(struct apply_result *ar, const struct host *h,
 	    const struct playbook *pb, const struct apply_input *in,

@@ -122,6 +122,53 @@ backups_text(struct buf *out, const struct backup_list *bl)
 }
 
 void
+backups_host_text(struct buf *out, const char *name,
+    const struct backup_list *bl, const char *real)
+{
+	struct vis v = ENVCTL_VIS_INIT;
+
+	buf_addf(out, "%s: %zu backup%s of %s\n", vis_str(&v, name), bl->n,
+	    bl->n == 1 ? "" : "s", vis_str(&v, bl->real != NULL ? bl->real :
+	    real));
+	backups_text(out, bl);
+	vis_release(&v);
+}
+
+json_t *
+backups_json(const char *name, const char *real,
+    const struct backup_list *bl, const struct err *err)
+{
+	struct buf b = ENVCTL_BUF_INIT;
+	json_t *h, *list;
+	size_t i;
+
+	h = json_pack("{s:s}", "name", name);
+	if (err != NULL && err->code != 0) {
+		err_format(err, &b);
+		if (b.len > 0)
+			buf_truncate(&b, b.len - 1);
+		json_object_set_new(h, "error", json_string(b.data));
+		buf_release(&b);
+		return h;
+	}
+	list = json_array();
+	for (i = 0; i < bl->n; i++) {
+		const struct backup_entry *e = &bl->v[i];
+
+		json_array_append_new(list, json_pack("{s:s, s:s?, s:b, s:I, "
+		    "s:s?, s:s?, s:s?}", "id", e->id, "time", e->time,
+		    "absent", e->absent, "size", (json_int_t)e->size,
+		    "sha256", e->sha256, "playbook", e->playbook,
+		    "controller", e->controller));
+	}
+	json_object_set_new(h, "path", json_string(bl->real != NULL ?
+	    bl->real : real));
+	json_object_set_new(h, "backups", list);
+	json_object_set_new(h, "error", json_null());
+	return h;
+}
+
+void
 backup_list_release(struct backup_list *bl)
 {
 	size_t i;

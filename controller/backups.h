@@ -53,6 +53,19 @@ const struct backup_entry *backups_pick(const struct backup_list *bl,
 	    const char *to, const char *current_sha256);
 /* Appends one line per backup, indented. */
 void	backups_text(struct buf *out, const struct backup_list *bl);
+/*
+ * Appends a host's block: "NAME: N backups of REAL" (real when the list
+ * names none), then backups_text().
+ */
+void	backups_host_text(struct buf *out, const char *name,
+	    const struct backup_list *bl, const char *real);
+/*
+ * One host of backups --json: name, path, backups and error null; or only
+ * name and error (err's one-line message) when err is set.  A new
+ * reference.
+ */
+json_t	*backups_json(const char *name, const char *real,
+	    const struct backup_list *bl, const struct err *err);
 void	backup_list_release(struct backup_list *bl);
 
 #endif

@@ -17,12 +17,10 @@
 
 #include <stddef.h>
 
-struct agent_binary;
+#include "controller/engine.h"
+
 struct context;
-struct err;
-struct host_plan;
 struct opt;
-struct plan_then;
 
 int	cmd_apply(int argc, char **argv);
 int	cmd_backups(int argc, char **argv);
@@ -58,8 +56,6 @@ void	cmd_fleet_options(struct opt *opts, struct fleet_args *a);
 /* --lock-timeout SECONDS into *v (0..86400), for the commands that change
  * hosts; the caller sets the default, 30. */
 struct opt cmd_lock_timeout_option(int *v);
-/* Asks "VERB N hosts? [y/N] " on the terminal; 1 for yes. */
-int	cmd_confirm(const char *verb, size_t n);
 /*
  * 1 when output to fd should be coloured (--color, NO_COLOR, a TTY), 0
  * when not, -1 (after printing why) when WHEN is no valid --color value.
@@ -73,21 +69,23 @@ int	cmd_use_color(const char *when, int fd);
 int	cmd_load(struct context *ctx, const char *inventory,
 	    const struct fleet_args *a);
 /*
- * Loads inventory, playbook (unless ctx is loaded already: cmd_load) and the agent program (into *ab, which the
- * caller releases with agent_binary_release, also on failure), then reads
- * every selected host in parallel, running then (may be NULL) on each
- * host's session after its read; *out gets one host_plan per selected host, in inventory order
- * (*nout of them; free with cmd_plans_free); done(arg, hp), if not NULL, is
- * called in inventory order as soon as each plan is complete.  Returns an exit code:
- * ENVCTL_EXIT_OK when the hosts could be tried (their own failures are in
- * the plans), else ENVCTL_EXIT_FAIL after printing why.
+ * Fills p (all of it) for a run of cmd over inventory with the shared
+ * options: --json, -j, colour, progress, the link's options, this
+ * machine's name and the change's timeouts (lock_timeout: --lock-timeout,
+ * for the commands that change hosts).  -1 (after printing why) on a bad
+ * --color.
  */
-int	cmd_run_plans(struct context *ctx, const char *inventory,
-	    const struct fleet_args *a, struct agent_binary *ab,
-	    const struct plan_then *then, struct host_plan ***out,
-	    size_t *nout, void (*done)(void *, struct host_plan *),
-	    void *arg);
-void	cmd_plans_free(struct host_plan **hps, size_t n);
+int	cmd_policy(struct engine_policy *p, enum engine_cmd cmd,
+	    const char *inventory, const struct fleet_args *a,
+	    int lock_timeout);
+/*
+ * engine_run() and its exit code: 64 when it had to ask and could not, 1
+ * when it could not start or a host failed or is unreachable, 2 when
+ * hosts are left pending and p->pending_exit, else 0 (also after a "no"
+ * to the question).
+ */
+int	cmd_run(struct engine *e, const struct engine_policy *p,
+	    const struct context *ctx);
 
 /*
  * Shared by the commands: parses options (argv[1..]); on --help prints the

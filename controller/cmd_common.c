@@ -8,15 +8,11 @@
 
 #include "common/buf.h"
 #include "common/err.h"
-#include "common/xmalloc.h"
 #include "controller/agentlink.h"
+#include "controller/apply.h"
 #include "controller/context.h"
-#include "controller/fleet.h"
-#include "controller/inventory.h"
 #include "controller/opts.h"
 #include "controller/output.h"
-#include "controller/plan.h"
-#include "controller/transport.h"
 
 int
 cmd_parse(const char *const *usage, const struct opt *opts, int argc,
@@ -101,19 +97,6 @@ cmd_fleet_options(struct opt *opts, struct fleet_args *a)
 }
 
 int
-cmd_confirm(const char *verb, size_t n)
-{
-	char line[64];
-
-	out_note("%s %zu host%s? [y/N] ", verb, n, n == 1 ? "" : "s");
-	if (fgets(line, sizeof(line), stdin) == NULL)
-		return 0;
-	line[strcspn(line, "\r\n")] = '\0';
-	return strcmp(line, "y") == 0 || strcmp(line, "Y") == 0 ||
-	    strcmp(line, "yes") == 0;
-}
-
-int
 cmd_use_color(const char *when, int fd)
 {
 	const char *nc = getenv("NO_COLOR");
@@ -132,47 +115,6 @@ cmd_use_color(const char *when, int fd)
 	return isatty(fd);
 }
 
-struct run {
-	struct context	*ctx;
-	const struct fleet_args *a;
-	struct agentlink_opts lo;
-	struct host_plan **hps;
-	const struct plan_then *then;
-	size_t		*slot;		/* inventory index -> hps index */
-	void		(*done)(void *, struct host_plan *);
-	void		*arg;
-	int		 progress;
-};
-
-static void
-run_job(void *arg, size_t i)
-{
-	struct run *r = arg;
-
-	plan_host(r->hps[r->slot[i]], inventory_host(r->ctx->inv, i),
-	    r->ctx->pb, &r->lo, r->then);
-}
-
-static void
-run_done(void *arg, size_t i)
-{
-	struct run *r = arg;
-
-	if (r->progress)
-		out_note("\r\033[K");
-	if (r->done != NULL)
-		r->done(r->arg, r->hps[r->slot[i]]);
-}
-
-static void
-run_progress(void *arg, size_t ndone, size_t n)
-{
-	struct run *r = arg;
-
-	if (r->progress && ndone < n)
-		out_note("\r\033[K%zu/%zu hosts done", ndone, n);
-}
-
 int
 cmd_load(struct context *ctx, const char *inventory,
     const struct fleet_args *a)
@@ -187,71 +129,51 @@ cmd_load(struct context *ctx, const char *inventory,
 }
 
 int
-cmd_run_plans(struct context *ctx, const char *inventory,
-    const struct fleet_args *a, struct agent_binary *ab,
-    const struct plan_then *then, struct host_plan ***out, size_t *nout,
-    void (*done)(void *, struct host_plan *), void *arg)
+cmd_run(struct engine *e, const struct engine_policy *p,
+    const struct context *ctx)
 {
-	struct err err = ENVCTL_ERR_INIT;
-	struct fleet_job fj;
-	struct run r;
-	size_t *idx, i, n = 0;
-	int code = ENVCTL_EXIT_FAIL;
+	const struct plan_counts *c = &e->counts;
+	int r;
 
-	*out = NULL;
-	*nout = 0;
-	memset(&r, 0, sizeof(r));
-	if (ctx->inv == NULL && cmd_load(ctx, inventory, a) != ENVCTL_EXIT_OK)
+	if ((r = engine_run(e, p, ctx)) != 0)
+		return r == ENVCTL_EUSAGE ? ENVCTL_EXIT_USAGE :
+		    ENVCTL_EXIT_FAIL;
+	if (e->asked_no && !p->declined_summary)
+		return ENVCTL_EXIT_OK;
+	if (c->failed > 0 || c->unreachable > 0)
 		return ENVCTL_EXIT_FAIL;
-	if (agent_binary_load(ab, NULL, &err) != 0) {
-		out_errors(&err);
-		err_release(&err);
-		return ENVCTL_EXIT_FAIL;
-	}
-	idx = xcalloc(ctx->nselected + 1, sizeof(*idx));
-	r.slot = xcalloc(inventory_nhosts(ctx->inv) + 1, sizeof(*r.slot));
-	r.hps = xcalloc(ctx->nselected + 1, sizeof(*r.hps));
-	for (i = 0; i < inventory_nhosts(ctx->inv); i++) {
-		if (!ctx->selected[i])
-			continue;
-		r.slot[i] = n;
-		r.hps[n] = xcalloc(1, sizeof(**r.hps));
-		idx[n++] = i;
-	}
-	r.ctx = ctx;
-	r.a = a;
-	r.then = then;
-	r.lo.agent = ab;
-	r.lo.ssh_config = a->ssh_config;
-	r.lo.known_hosts = a->known_hosts;
-	r.lo.accept_new = a->accept_new;
-	r.lo.timeout = a->timeout;
-	r.done = done;
-	r.arg = arg;
-	r.progress = !a->quiet && isatty(STDERR_FILENO);
-	fj.job = run_job;
-	fj.done = run_done;
-	fj.progress = run_progress;
-	fj.ctx = &r;
-	transport_init();
-	if (fleet_run(&fj, idx, n, a->forks) == 0)
-		code = ENVCTL_EXIT_OK;
-	transport_finish();
-	*out = r.hps;
-	*nout = n;
-	free(idx);
-	free(r.slot);
-	return code;
+	if (c->pending > 0 && p->pending_exit)
+		return ENVCTL_EXIT_PENDING;
+	return ENVCTL_EXIT_OK;
 }
 
-void
-cmd_plans_free(struct host_plan **hps, size_t n)
+int
+cmd_policy(struct engine_policy *p, enum engine_cmd cmd,
+    const char *inventory, const struct fleet_args *a, int lock_timeout)
 {
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		plan_release(hps[i]);
-		free(hps[i]);
-	}
-	free(hps);
+	memset(p, 0, sizeof(*p));
+	p->cmd = cmd;
+	p->inventory = inventory;
+	p->json = a->json;
+	p->forks = a->forks;
+	if ((p->ro.color = cmd_use_color(a->color, STDOUT_FILENO)) < 0)
+		return -1;
+	p->ro.color = p->ro.color && !a->json;
+	p->progress = !a->quiet && isatty(STDERR_FILENO);
+	p->link.ssh_config = a->ssh_config;
+	p->link.known_hosts = a->known_hosts;
+	p->link.accept_new = a->accept_new;
+	p->link.timeout = a->timeout;
+	if (gethostname(p->controller, sizeof(p->controller)) != 0)
+		snprintf(p->controller, sizeof(p->controller), "unknown");
+	p->controller[sizeof(p->controller) - 1] = '\0';
+	p->ao.controller = p->controller;
+	p->ao.lock_timeout = lock_timeout;
+	/*
+	 * The change may wait lock_timeout for the host's lock, then run the
+	 * interpreter: its waits get that long; connecting and reading keep
+	 * --timeout.
+	 */
+	p->ao.change_timeout = apply_change_timeout(a->timeout, lock_timeout);
+	return 0;
 }

@@ -3,7 +3,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "common/proto.h"
 #include "common/xmalloc.h"
@@ -26,7 +25,7 @@ outcome_name(enum outcome o)
 /* Sends hello and read together, then takes both replies. */
 static int
 exchange(struct host_plan *hp, struct agentlink *l, const struct playbook *pb,
-    const struct plan_then *then, int timeout_ms, json_t **hello,
+    int fork, int timeout_ms, json_t **hello,
     json_t **read, struct err *err)
 {
 	json_t *req;
@@ -39,7 +38,7 @@ exchange(struct host_plan *hp, struct agentlink *l, const struct playbook *pb,
 	if (r != 0)
 		return r;
 	req = hoststate_request(pb, hp->host, &hp->d, 2, timeout_ms);
-	if (then != NULL && then->runs_follow)
+	if (fork)
 		json_object_set_new(req, "fork", json_true());
 	r = agentlink_send(l, req, err);
 	json_decref(req);
@@ -148,47 +147,20 @@ out:
 	return r;
 }
 
-void
-plan_host(struct host_plan *hp, const struct host *h,
-    const struct playbook *pb, const struct agentlink_opts *o,
-    const struct plan_then *then)
+int
+plan_fetch(struct host_plan *hp, struct agentlink *l,
+    const struct playbook *pb, int fork)
 {
-	struct agentlink *l = NULL;
 	json_t *hello = NULL, *read = NULL;
-	struct timespec t0, t1;
 	int r;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if ((r = plan_begin(hp, h, pb)) != 0)
-		goto out;
-	if ((r = agentlink_open(&l, h, o, &hp->err)) != 0) {
-		hp->outcome = ENVCTL_OUT_UNREACHABLE;
-		goto out;
-	}
 	/* The probe's deadline on the host ends before the controller's. */
-	if ((r = exchange(hp, l, pb, then, agentlink_host_ms(l), &hello,
-	    &read, &hp->err)) != 0)
-		goto out;
-	r = plan_read(hp, pb, hello, read);
-out:
-	/*
-	 * Work on the same session needs only the host read: backups and
-	 * rollback go on even where rendering failed (apply checks the
-	 * outcome itself).
-	 */
-	if (hp->have_state && l != NULL && then != NULL && then->fn != NULL)
-		then->fn(then->arg, hp, l);
-	if (r != 0)
-		err_sethost(&hp->err, h->name);
-	if (l != NULL) {
-		agentlink_stats(l, &hp->stats);
-		agentlink_close(l);
-	}
+	if ((r = exchange(hp, l, pb, fork, agentlink_host_ms(l), &hello,
+	    &read, &hp->err)) == 0)
+		r = plan_read(hp, pb, hello, read);
 	json_decref(hello);
 	json_decref(read);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	hp->seconds = (double)(t1.tv_sec - t0.tv_sec) +
-	    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	return r;
 }
 
 void

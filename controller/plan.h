@@ -1,12 +1,13 @@
 /*
  * plan.h - one host's plan: what it has, what it should have, the change.
  *
- * plan_host() does the whole read side for one host: expand the playbook's
- * values, connect, start the agent, send hello and read pipelined (one round
- * trip on a warm host), render the desired file against the current one,
- * diff it, and compare every variable's effective value with the desired
- * one.  It never writes on the host.  Each host_plan is filled by one
- * worker thread and read by the printer afterwards.
+ * plan_begin() expands the playbook's values for one host; plan_fetch()
+ * sends hello and read pipelined on an open agent session (one round trip
+ * on a warm host) and plan_read() renders the desired file against the
+ * current one, diffs it, and compares every variable's effective value
+ * with the desired one.  Nothing here writes on the host; the session is
+ * the engine's (engine.h).  Each host_plan is filled by one worker thread
+ * and read by the printer afterwards.
  */
 #ifndef ENVCTL_CONTROLLER_PLAN_H
 #define ENVCTL_CONTROLLER_PLAN_H
@@ -22,24 +23,9 @@
 #include "controller/transport.h"
 
 struct agentlink;
-struct agentlink_opts;
 struct host;
 struct host_plan;
 struct playbook;
-
-/*
- * Work to do on the same agent session once a host is read (backups,
- * rollback, apply --yes): one connection per host per command.  Called
- * only when the read succeeded; it records its own results.
- */
-struct plan_then {
-	void		(*fn)(void *arg, struct host_plan *hp,
-			    struct agentlink *l);
-	void		*arg;
-	int		 runs_follow;	/* fn runs the interpreter again:
-					   the read starts the agent's
-					   fork server */
-};
 
 /* Per-host outcome words, the same in every output. */
 enum outcome {
@@ -79,15 +65,15 @@ struct host_plan {
 };
 
 /*
- * Reads host h and fills hp (zeroed by the caller), then runs then (may be
- * NULL) on the open session; never fails: errors are recorded in hp->err
- * with outcome failed or unreachable.
+ * After plan_begin(), reads the host on session l and fills the rest of hp
+ * through plan_read(); fork asks the agent to start its fork server (more
+ * interpreter runs follow on this session).  Returns 0 or the error code
+ * recorded in hp->err (the host's name is the caller's to add).
  */
-void	plan_host(struct host_plan *hp, const struct host *h,
-	    const struct playbook *pb, const struct agentlink_opts *o,
-	    const struct plan_then *then);
+int	plan_fetch(struct host_plan *hp, struct agentlink *l,
+	    const struct playbook *pb, int fork);
 /*
- * plan_host() without the network, for tests and fuzzing: plan_begin()
+ * plan_fetch() without the network, for tests and fuzzing: plan_begin()
  * sets hp (zeroed) up for h and expands its values (outcome failed and
  * hp->err on error); plan_read() then takes the agent's ok:true hello and
  * read replies, exactly as sent by a host, and fills the rest.  Both

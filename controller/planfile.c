@@ -474,7 +474,7 @@ out:
 }
 
 int
-planfile_load(struct planfile *pf, int *is_plan, const char *path,
+planfile_read(struct planfile *pf, int *is_plan, const char *path,
     struct err *err)
 {
 	struct buf b;

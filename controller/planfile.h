@@ -78,7 +78,7 @@ int	planfile_parse(struct planfile *pf, int *is_plan, const char *label,
  * planfile_parse() of the file at path.  A file that cannot be read is no
  * plan (*is_plan 0, returns 0): the inventory reader reports it.
  */
-int	planfile_load(struct planfile *pf, int *is_plan, const char *path,
+int	planfile_read(struct planfile *pf, int *is_plan, const char *path,
 	    struct err *err);
 /*
  * ENVCTL_ECHANGED when inv or pb (as loaded today from the plan's paths)

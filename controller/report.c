@@ -9,8 +9,10 @@
 #include "common/strutil.h"
 #include "common/xmalloc.h"
 #include "controller/apply.h"
+#include "controller/atomicfile.h"
 #include "controller/inventory.h"
 #include "controller/plan.h"
+#include "controller/playbook.h"
 #include "controller/pylit.h"
 
 #define C_RED	"\033[31m"
@@ -417,14 +419,192 @@ jstr_or_null(const char *s)
 }
 
 json_t *
-report_result_json(const char *command, json_t *hosts,
-    const struct plan_counts *c)
+report_envelope(const char *command, const char *inventory,
+    const struct playbook *pb, const struct plan_counts *c, json_t *hosts)
 {
-	return json_pack("{s:i, s:s, s:o, s:{s:I, s:I, s:I, s:I}}",
-	    "format", 1, "command", command, "hosts", hosts,
-	    "summary", "changed", (json_int_t)c->changed,
-	    "ok", (json_int_t)c->ok, "failed", (json_int_t)c->failed,
-	    "unreachable", (json_int_t)c->unreachable);
+	return json_pack("{s:i, s:s, s:o, s:{s:s, s:s}, s:{s:I, s:I, s:I, "
+	    "s:I, s:I, s:I}, s:o}", "format", 1, "command", command,
+	    "inventory", jstr_or_null(inventory), "playbook", "name",
+	    pb->name, "path", pb->path, "summary",
+	    "ok", (json_int_t)c->ok, "changed", (json_int_t)c->changed,
+	    "pending", (json_int_t)c->pending,
+	    "failed", (json_int_t)c->failed,
+	    "unreachable", (json_int_t)c->unreachable,
+	    "skipped", (json_int_t)c->skipped, "hosts", hosts);
+}
+
+json_t *
+report_apply_json(const char *name, enum outcome o,
+    const struct apply_result *ar, const struct err *err)
+{
+	return json_pack("{s:s, s:s, s:o, s:b, s:o, s:o}", "name", name,
+	    "outcome", outcome_name(o),
+	    "backup", jstr_or_null(ar != NULL ? ar->backup_id : NULL),
+	    "restored", ar != NULL && ar->restored,
+	    "warning", jstr_or_null(ar != NULL ? ar->warning : NULL),
+	    "error", report_err_json(err));
+}
+
+json_t *
+report_rollback_json(const char *name, enum outcome o, const char *to,
+    const struct apply_result *ar, const struct err *err)
+{
+	return json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o}", "name", name,
+	    "outcome", outcome_name(o),
+	    "restored", jstr_or_null(o == ENVCTL_OUT_CHANGED ? to : NULL),
+	    "backup", jstr_or_null(ar != NULL ? ar->backup_id : NULL),
+	    "startup_error", jstr_or_null(ar != NULL ? ar->startup_error :
+	    NULL),
+	    "warning", jstr_or_null(ar != NULL ? ar->warning : NULL),
+	    "error", report_err_json(err));
+}
+
+int
+report_write_json(const char *path, const json_t *doc, struct err *err)
+{
+	char *text = json_dumps(doc, JSON_INDENT(2));
+	int r;
+
+	if (text == NULL)
+		return err_set(err, ENVCTL_ESYS, "cannot write '%s': the "
+		    "document does not encode", path);
+	r = atomic_write_file(path, text, strlen(text), 0644, err);
+	free(text);
+	return r;
+}
+
+void
+report_restore_line(struct buf *out, const char *name, const char *to,
+    const struct host_state *st)
+{
+	struct vis v = ENVCTL_VIS_INIT;
+
+	buf_addf(out, "%s: restore %s over %s (%s)\n", vis_str(&v, name),
+	    vis_str(&v, to), vis_str(&v, st->real), st->exists ?
+	    "present now" : "absent now");
+	vis_release(&v);
+}
+
+void
+report_planned_line(struct buf *out, const char *name, enum outcome o)
+{
+	struct vis v = ENVCTL_VIS_INIT;
+
+	if (o != ENVCTL_OUT_FAILED && o != ENVCTL_OUT_UNREACHABLE)
+		return;
+	buf_addf(out, "%s: %s when the plan was made; not applied\n",
+	    vis_str(&v, name), outcome_name(o));
+	vis_release(&v);
+}
+
+void
+report_drift_line(struct buf *b, const struct host_plan *hp)
+{
+	struct vis v = ENVCTL_VIS_INIT;
+	const char *sep = "";
+	size_t i;
+
+	buf_addf(b, "%s: ", vis_str(&v, hp->host->name));
+	for (i = 0; i < hp->neffects; i++) {
+		const struct var_effect *e = &hp->effects[i];
+
+		/* Where start-up fails, nothing is in effect: said once. */
+		if (e->in_effect || hp->st.start_failed != NULL)
+			continue;
+		buf_addf(b, "%s%s effective %s, want %s", sep,
+		    vis_str(&v, e->name), vis_str(&v, shown(e->now,
+		    e->secret)), vis_str(&v, e->secret ? ENVCTL_MASK :
+		    e->want));
+		sep = "; ";
+	}
+	if (hp->st.startup_error != NULL) {
+		buf_addf(b, "%ssitecustomize raises %s", sep,
+		    vis_str(&v, hp->st.startup_error));
+		sep = "; ";
+	}
+	if (hp->st.start_failed != NULL) {
+		buf_addf(b, "%sstart-up fails: %s", sep,
+		    vis_str(&v, hp->st.start_failed));
+		sep = "; ";
+	}
+	if (!hp->file_matches && hp->st.exists)
+		buf_addf(b, "%s%s differs from the playbook", sep,
+		    vis_str(&v, hp->st.path));
+	else if (!hp->file_matches)
+		buf_addf(b, "%s%s is missing", sep, vis_str(&v, hp->st.path));
+	buf_addch(b, '\n');
+	vis_release(&v);
+}
+
+/* The hosts whose variable v is now (never one where it is in effect). */
+static void
+drift_hosts(struct buf *b, struct host_plan *const *hps, size_t n,
+    size_t v, const char *now, struct vis *vs)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		const struct var_effect *e;
+
+		if (!hps[i]->have_state || v >= hps[i]->neffects)
+			continue;
+		e = &hps[i]->effects[v];
+		if (e->in_effect || strcmp(shown(e->now, e->secret), now) != 0)
+			continue;
+		buf_addf(b, "%s %s", k++ == 0 ? ":" : ",",
+		    vis_str(vs, hps[i]->host->name));
+	}
+}
+
+void
+report_drift_summary(struct buf *b, struct host_plan *const *hps, size_t n)
+{
+	const struct host_plan *first = NULL;
+	struct vis vs = ENVCTL_VIS_INIT;
+	size_t v, i, k, nvals, drifted, *counts;
+	const char **vals;
+
+	for (i = 0; i < n && first == NULL; i++)
+		if (hps[i]->have_state && hps[i]->neffects > 0)
+			first = hps[i];
+	if (first == NULL)
+		return;
+	vals = xcalloc(n + 1, sizeof(*vals));
+	counts = xcalloc(n + 1, sizeof(*counts));
+	for (v = 0; v < first->neffects; v++) {
+		drifted = nvals = 0;
+		memset(counts, 0, (n + 1) * sizeof(*counts));
+		for (i = 0; i < n; i++) {
+			const struct var_effect *e;
+			const char *now;
+
+			if (!hps[i]->have_state || v >= hps[i]->neffects)
+				continue;
+			e = &hps[i]->effects[v];
+			drifted += !e->in_effect;
+			now = shown(e->now, e->secret);
+			for (k = 0; k < nvals; k++)
+				if (strcmp(vals[k], now) == 0)
+					break;
+			if (k == nvals)
+				vals[nvals++] = now;
+			counts[k]++;
+		}
+		if (drifted == 0)
+			continue;
+		buf_addf(b, "%s:", vis_str(&vs, first->effects[v].name));
+		for (k = 0; k < nvals; k++) {
+			buf_addf(b, "%s %zu host%s %s", k > 0 ? "," : "",
+			    counts[k], counts[k] == 1 ? "" : "s",
+			    vis_str(&vs, vals[k]));
+			/* Name the hosts of every value that is not wanted. */
+			drift_hosts(b, hps, n, v, vals[k], &vs);
+		}
+		buf_addch(b, '\n');
+	}
+	free(vals);
+	free(counts);
+	vis_release(&vs);
 }
 
 json_t *

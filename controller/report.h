@@ -1,5 +1,5 @@
 /*
- * report.h - plan and facts results as text for people and JSON for tools.
+ * report.h - every command's results as text for people and JSON for tools.
  *
  * Builds output into buffers from the host_plan results (one result
  * structure for both forms); printing is output.h's job.  Values of
@@ -18,6 +18,8 @@ struct apply_result;
 struct buf;
 struct err;
 struct host_plan;
+struct host_state;
+struct playbook;
 
 #define ENVCTL_MASK	"********"
 
@@ -51,11 +53,43 @@ void	report_summary(struct buf *out, const struct plan_counts *c,
 /* An error as every --json shows it: {code, message}, or null (new). */
 json_t	*report_err_json(const struct err *err);
 /*
- * The --json document of apply or rollback (command): hosts (taken) and
- * the summary of c.
+ * The one --json envelope of every command: format 1, command, inventory
+ * (as given; null when unknown), playbook {name, path}, summary (ok,
+ * changed, pending, failed, unreachable, skipped) and hosts (taken).
  */
-json_t	*report_result_json(const char *command, json_t *hosts,
-	    const struct plan_counts *c);
+json_t	*report_envelope(const char *command, const char *inventory,
+	    const struct playbook *pb, const struct plan_counts *c,
+	    json_t *hosts);
+/*
+ * One host of apply --json: name, outcome, backup, restored, warning,
+ * error; ar NULL for a host not changed (err: why it failed when read).
+ */
+json_t	*report_apply_json(const char *name, enum outcome o,
+	    const struct apply_result *ar, const struct err *err);
+/*
+ * One host of rollback --json: name, outcome, restored (to, when it
+ * changed), backup, startup_error, warning, error; ar NULL when nothing
+ * was restored.
+ */
+json_t	*report_rollback_json(const char *name, enum outcome o,
+	    const char *to, const struct apply_result *ar,
+	    const struct err *err);
+/* Writes doc to path atomically (0644), indented as --json prints it. */
+int	report_write_json(const char *path, const json_t *doc,
+	    struct err *err);
+/* rollback's question: "NAME: restore ID over REAL (present now)". */
+void	report_restore_line(struct buf *out, const char *name,
+	    const char *to, const struct host_state *st);
+/* "NAME: failed when the plan was made; not applied" (failed and
+ * unreachable only). */
+void	report_planned_line(struct buf *out, const char *name,
+	    enum outcome o);
+/* drift: "gpu-017: NCCL_PROTO effective (unset), want LL; ..." */
+void	report_drift_line(struct buf *out, const struct host_plan *hp);
+/* drift: per drifted variable "NCCL_PROTO: 97 hosts LL, 3 hosts (unset):
+ * a, b, c". */
+void	report_drift_summary(struct buf *out, struct host_plan *const *hps,
+	    size_t n);
 /* One host as a JSON object (the plan --json schema). */
 json_t	*report_plan_json(const struct host_plan *hp);
 

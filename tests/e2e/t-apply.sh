@@ -180,7 +180,8 @@ assert got == [("gpu-01", "changed"), ("gpu-02", "ok"), ("gpu-03", "changed")], 
 for h in doc["hosts"]:
     assert (h["backup"] is None) == (h["outcome"] == "ok"), h
     assert h["error"] is None and h["restored"] is False, h
-assert doc["summary"] == {"changed": 2, "ok": 1, "failed": 0, "unreachable": 0}, doc["summary"]
+assert doc["summary"] == {"ok": 1, "changed": 2, "pending": 0, "failed": 0, "unreachable": 0, "skipped": 0}, doc["summary"]
+assert doc["inventory"] and doc["playbook"]["name"] == "cuda13-nccl", doc
 ' || fail "apply --json: every host with its outcome"
 
 # --- a plan file names the hosts that failed when it was made --------------
@@ -210,7 +211,7 @@ import json, sys
 doc = json.load(sys.stdin)
 got = [(h["name"], h["outcome"]) for h in doc["hosts"]]
 assert got == [("gpu-01", "changed"), ("gpu-02", "ok"), ("gpu-03", "unreachable")], got
-assert doc["summary"] == {"changed": 1, "ok": 1, "failed": 0, "unreachable": 1}, doc["summary"]
+assert doc["summary"] == {"ok": 1, "changed": 1, "pending": 0, "failed": 0, "unreachable": 1, "skipped": 0}, doc["summary"]
 ' || fail "apply PLANFILE --json: every host of the plan"
 
 # --- rollback --json --------------------------------------------------------
@@ -227,7 +228,7 @@ assert h["name"] == "gpu-01" and h["outcome"] == "changed", h
 assert h["restored"] and h["backup"] and h["restored"] != h["backup"], h
 assert h["startup_error"] == "TypeError: str expected, not ellipsis", h
 assert h["error"] is None, h
-assert doc["summary"] == {"changed": 1, "ok": 0, "failed": 0, "unreachable": 0}, doc["summary"]
+assert doc["summary"] == {"ok": 0, "changed": 1, "pending": 0, "failed": 0, "unreachable": 0, "skipped": 0}, doc["summary"]
 ' || fail "rollback --json: the restored backup, the new one, the startup error"
 assert_eq "$(host_hash gpu-01)" "$(sha256 "$BROKEN")" "rollback --json restored the seed"
 

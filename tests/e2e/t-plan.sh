@@ -87,7 +87,7 @@ printf '%s' "$json" | python3 -c '
 import json, sys
 doc = json.load(sys.stdin)
 assert doc["format"] == 1 and doc["command"] == "plan"
-assert doc["summary"] == {"ok": 1, "pending": 2, "failed": 0, "unreachable": 0}, doc["summary"]
+assert doc["summary"] == {"ok": 1, "changed": 0, "pending": 2, "failed": 0, "unreachable": 0, "skipped": 0}, doc["summary"]
 for h in doc["hosts"]:
     for k in ("name", "address", "outcome", "error", "target", "interpreter",
               "agent", "imported", "shadowed", "startup_error", "variables",

@@ -267,8 +267,8 @@ assert_eq "$?" 1 "warm plan --json: exit status"
 printf '%s' "$json" | python3 -c '
 import json, sys
 doc = json.load(sys.stdin)
-assert doc["summary"] == {"ok": 0, "pending": 2, "failed": 1, "unreachable": 0} \
-    or doc["summary"] == {"ok": 0, "pending": 2, "failed": 0, "unreachable": 1}, \
+assert doc["summary"] == {"ok": 0, "changed": 0, "pending": 2, "failed": 1, "unreachable": 0, "skipped": 0} \
+    or doc["summary"] == {"ok": 0, "changed": 0, "pending": 2, "failed": 0, "unreachable": 1, "skipped": 0}, \
     doc["summary"]
 b = {h["name"]: h for h in doc["hosts"]}
 for n in ("gpu-01", "gpu-02"):

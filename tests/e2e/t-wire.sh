@@ -80,3 +80,31 @@ expect "drift --fix" 1 1 0 "${E[@]}" drift "$INV" "${KH[@]}" --fix \
 assert_contains "$(cat "$E2E_TMP/out")" "gpu-02" "drift --fix fixed gpu-02"
 expect "backups" 1 1 0 "${E[@]}" backups "$INV" "${KH[@]}"
 expect "rollback --yes" 1 1 0 "${E[@]}" rollback "$INV" "${KH[@]}" --yes
+
+# --- answered on a terminal: the read's session is closed while the
+# question waits, and each chosen host is changed on a fresh one ----------
+if command -v script >/dev/null; then
+	# answered CONNS ANSWER CMD QUESTION RESULT: envctl CMD on a
+	# pseudo-terminal, answering; CONNS connections per host, and the
+	# question and the result in what it printed.
+	answered() {
+		local conns=$1 answer=$2 cmd=$3 question=$4 result=$5
+		on_tty() {
+			printf '%s\n' "$answer" | script -qec "$*" /dev/null
+		}
+		expect "$cmd, answered $answer" "$conns" "$conns" 0 on_tty \
+		    "$ENVCTL_BIN" "$cmd" "$INV" --known-hosts \
+		    "$FLEET_KNOWN_HOSTS" --color never
+		assert_contains "$(cat "$E2E_TMP/out")" "$question" \
+		    "$cmd, answered $answer: asked"
+		assert_contains "$(cat "$E2E_TMP/out")" "$result" \
+		    "$cmd, answered $answer: $result"
+	}
+	for h in "${FLEET_HOSTS[@]}"; do cp "$BROKEN" "$(host_file "$h")"; done
+	answered 2 y apply "Apply to 3 hosts? [y/N]" "3 changed"
+	answered 2 y rollback "Roll back 3 hosts? [y/N]" "3 changed"
+	# A no still prints the summary of what rollback would have done.
+	answered 1 n rollback "Roll back 3 hosts? [y/N]" "3 to change"
+	assert_contains "$(cat "$E2E_TMP/out")" "nothing changed" \
+	    "rollback, answered n: nothing changed"
+fi

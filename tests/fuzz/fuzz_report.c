@@ -140,6 +140,19 @@ check_controls(const struct buf *b, int color)
 	FUZZ_ASSERT(!holds(b->data, b->len, "\xe2\x80\xae"));
 }
 
+/* j is a document that dumps (what --json prints); takes j. */
+static void
+dumps(json_t *j)
+{
+	char *dump;
+
+	FUZZ_ASSERT(j != NULL);
+	dump = json_dumps(j, JSON_COMPACT);
+	FUZZ_ASSERT(dump != NULL);
+	free(dump);
+	json_decref(j);
+}
+
 /* Whether any string of v (keys too), the file's base64 aside, holds s. */
 static int
 sent(const json_t *v, const char *s)
@@ -216,6 +229,10 @@ apply_answer(const json_t *reply)
 		if (!ro.color)
 			check_lines(&b, ar.host->name);
 	}
+	/* The host objects of apply --json and rollback --json. */
+	dumps(report_apply_json(ar.host->name, ar.outcome, &ar, &ar.err));
+	dumps(report_rollback_json(ar.host->name, ar.outcome, ar.restored_id,
+	    &ar, &ar.err));
 	apply_result_release(&ar);
 	buf_release(&b);
 }
@@ -229,11 +246,12 @@ backups_answer(const json_t *reply)
 	size_t i;
 
 	backups_parse(&bl, reply);
-	/* A first line as the command prints it, then the listing. */
-	buf_addstr(&b, "gpu-01: backups\n");
-	backups_text(&b, &bl);
+	/* The host's block as the command prints it. */
+	backups_host_text(&b, "gpu-01", &bl, "/etc/python3/sitecustomize.py");
 	check_controls(&b, 0);
 	check_lines(&b, "gpu-01");
+	dumps(backups_json("gpu-01", "/etc/python3/sitecustomize.py", &bl,
+	    NULL));
 	for (i = 0; i < bl.n; i++)
 		FUZZ_ASSERT(bl.v[i].id != NULL);
 	if (bl.n > 0)

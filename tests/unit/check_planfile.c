@@ -461,10 +461,10 @@ START_TEST(test_load_missing)
 	int is_plan = -1;
 
 	/* Not readable: the inventory reader names the problem. */
-	ck_assert_int_eq(planfile_load(&pf, &is_plan, "/nonexistent/p.json",
+	ck_assert_int_eq(planfile_read(&pf, &is_plan, "/nonexistent/p.json",
 	    &err), 0);
 	ck_assert_int_eq(is_plan, 0);
-	ck_assert_int_eq(planfile_load(&pf, &is_plan, "/", &err), 0);
+	ck_assert_int_eq(planfile_read(&pf, &is_plan, "/", &err), 0);
 	ck_assert_int_eq(is_plan, 0);
 	ck_assert_int_eq(err.code, 0);
 }
@@ -550,7 +550,7 @@ START_TEST(test_round_trip)
 	ck_assert_msg(strncmp(text, "{\n \"kind\": \"envctl-plan\",\n "
 	    "\"format\": 1,\n", 38) == 0, "%.60s", text);
 	free(text);
-	ck_assert_int_eq(planfile_load(&pf, &is_plan, fx.planpath, &err), 0);
+	ck_assert_int_eq(planfile_read(&pf, &is_plan, fx.planpath, &err), 0);
 	ck_assert_int_eq(is_plan, 1);
 	ck_assert_str_eq(pf.inventory_path, fx.invpath);
 	ck_assert_str_eq(pf.inventory_sha256, inventory_digest(fx.inv));
@@ -585,7 +585,7 @@ START_TEST(test_verify_refuses)
 	int is_plan;
 
 	fixture_init(&fx);
-	ck_assert_int_eq(planfile_load(&pf, &is_plan, fx.planpath, &err), 0);
+	ck_assert_int_eq(planfile_read(&pf, &is_plan, fx.planpath, &err), 0);
 	ph = &pf.hosts[0];
 	/* Desired bytes (and their digest) changed by hand. */
 	buf_addstr(&ph->want, "import evil\n");

@@ -1,0 +1,583 @@
+/* engine.c - read a host, then change it (see engine.h). */
+#include "engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/buf.h"
+#include "common/xmalloc.h"
+#include "controller/context.h"
+#include "controller/fleet.h"
+#include "controller/inventory.h"
+#include "controller/output.h"
+#include "controller/planfile.h"
+#include "controller/playbook.h"
+#include "controller/transport.h"
+
+static const char *const cmd_names[] = { "plan", "facts", "apply", "drift",
+	"rollback", "backups" };
+
+/* Validation and verification follow the read on the same session. */
+static int
+wants_fork(const struct engine_policy *p)
+{
+	return !p->ask && (p->change == ENVCTL_CHANGE_APPLY ||
+	    p->change == ENVCTL_CHANGE_ROLLBACK);
+}
+
+/* Lists the host's backups and chooses the one to restore. */
+static int
+choose_backup(struct engine *e, struct engine_host *eh, struct agentlink *l)
+{
+	const struct host_plan *hp = &eh->hp;
+	const struct backup_entry *b;
+	const char *to = e->p->to;
+
+	if (backups_fetch(&eh->bl, l, hp->st.path, e->ctx->pb, &eh->err) != 0)
+		goto fail;
+	if ((b = backups_pick(&eh->bl, to, hp->st.exists ? hp->st.sha256 :
+	    "")) == NULL) {
+		err_set(&eh->err, ENVCTL_ENOTFOUND, strcmp(to, "latest") == 0 ?
+		    "no backup differs from the current file" :
+		    "no backup '%s' (see envctl backups)", to);
+		goto fail;
+	}
+	eh->to = xstrdup(b->id);
+	apply_input_from_plan(&eh->in, hp);
+	eh->in.rollback_to = eh->to;
+	return 0;
+fail:
+	err_sethost(&eh->err, eh->name);
+	return -1;
+}
+
+/*
+ * A plan's host is changed only where the host imports the file the plan
+ * names, and where today's render of it still works; ar says why not.
+ */
+static int
+check_planned(struct engine_host *eh)
+{
+	struct err err = ENVCTL_ERR_INIT;
+
+	eh->tried = 1;
+	eh->ar.host = eh->host;
+	eh->ar.outcome = ENVCTL_OUT_FAILED;
+	if (eh->hp.err.code != 0) {
+		err_move(&eh->ar.err, &eh->hp.err);
+		err_sethost(&eh->ar.err, eh->name);
+		return -1;
+	}
+	if (planfile_check_read(eh->ph, &eh->hp.st, &err) != 0) {
+		err_sethost(&err, eh->name);
+		err_move(&eh->ar.err, &err);
+		return -1;
+	}
+	eh->tried = 0;
+	return 0;
+}
+
+/* The host is read on session l: decide, and change it unless asking. */
+static void
+decide(struct engine *e, struct engine_host *eh, struct agentlink *l)
+{
+	const struct engine_policy *p = e->p;
+
+	switch (p->change) {
+	case ENVCTL_CHANGE_NONE:
+		return;
+	case ENVCTL_CHANGE_BACKUPS:
+		if (backups_fetch(&eh->bl, l, eh->hp.st.path, e->ctx->pb,
+		    &eh->err) != 0)
+			err_sethost(&eh->err, eh->name);
+		return;
+	case ENVCTL_CHANGE_ROLLBACK:
+		if (choose_backup(e, eh, l) != 0)
+			return;
+		break;
+	case ENVCTL_CHANGE_APPLY:
+	case ENVCTL_CHANGE_FIX:
+		if (p->plan != NULL) {
+			if (check_planned(eh) != 0)
+				return;
+			break;
+		}
+		if (eh->hp.outcome != ENVCTL_OUT_PENDING)
+			return;
+		apply_input_from_plan(&eh->in, &eh->hp);
+		break;
+	}
+	eh->chosen = 1;
+	if (p->ask)
+		return;
+	apply_on(&eh->ar, l, eh->host, e->ctx->pb, &eh->in, &e->ao);
+	eh->tried = 1;
+}
+
+static double
+since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) +
+	    (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* Phase 1: one session per host for the read, the decision, the change. */
+static void
+read_job(void *arg, size_t i)
+{
+	struct engine *e = arg;
+	struct engine_host *eh = &e->hosts[i];
+	struct host_plan *hp = &eh->hp;
+	struct agentlink *l = NULL;
+	struct timespec t0;
+	int r;
+
+	if (eh->host == NULL || eh->tried)
+		return;		/* a plan's host not to change, or refused */
+	eh->read = 1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if ((r = plan_begin(hp, eh->host, e->ctx->pb)) != 0)
+		goto out;
+	if ((r = agentlink_open(&l, eh->host, &e->link, &hp->err)) != 0) {
+		hp->outcome = ENVCTL_OUT_UNREACHABLE;
+		goto out;
+	}
+	r = plan_fetch(hp, l, e->ctx->pb, wants_fork(e->p));
+out:
+	eh->found = hp->outcome;
+	/* Backups and rollback need only the host read, not its render. */
+	if (hp->have_state && l != NULL)
+		decide(e, eh, l);
+	if (r != 0)
+		err_sethost(&hp->err, eh->name);
+	if (l != NULL) {
+		agentlink_stats(l, &hp->stats);
+		agentlink_close(l);
+	}
+	hp->seconds = since(&t0);
+	if (e->p->plan != NULL && !eh->tried) {
+		/* A plan's host that could not be read is not changed. */
+		eh->tried = 1;
+		eh->ar.host = eh->host;
+		eh->ar.outcome = hp->outcome == ENVCTL_OUT_UNREACHABLE ?
+		    ENVCTL_OUT_UNREACHABLE : ENVCTL_OUT_FAILED;
+		err_move(&eh->ar.err, &hp->err);
+	}
+	eh->ar.stats = hp->stats;
+}
+
+/* Phase 2, after a yes: each chosen host on a fresh session. */
+static void
+change_job(void *arg, size_t i)
+{
+	struct engine *e = arg;
+	struct engine_host *eh = &e->hosts[i];
+
+	if (!eh->chosen || eh->tried)
+		return;
+	apply_host(&eh->ar, eh->host, e->ctx->pb, &eh->in, &e->ao);
+	eh->tried = 1;
+}
+
+/* The host's block after phase 1, as the command shows it. */
+static void
+host_text(struct buf *b, const struct engine *e, const struct engine_host *eh)
+{
+	const struct engine_policy *p = e->p;
+	const struct host_plan *hp = &eh->hp;
+	int bad = eh->found == ENVCTL_OUT_FAILED ||
+	    eh->found == ENVCTL_OUT_UNREACHABLE;
+
+	switch (p->cmd) {
+	case ENVCTL_CMD_PLAN:
+		if (!p->ro.quiet || bad)
+			report_plan_host(b, hp, &p->ro);
+		return;
+	case ENVCTL_CMD_FACTS:
+		report_facts_host(b, hp, &p->ro);
+		return;
+	case ENVCTL_CMD_APPLY:
+		if (p->plan == NULL && (!p->ro.quiet || bad))
+			report_plan_host(b, hp, &p->ro);
+		if (eh->tried)
+			report_apply_result(b, &eh->ar, &p->ro);
+		return;
+	case ENVCTL_CMD_DRIFT:
+		return;		/* all at the end */
+	case ENVCTL_CMD_ROLLBACK:
+		if (hp->have_state && eh->err.code != 0)
+			err_format(&eh->err, b);
+		else if (!hp->have_state || !eh->chosen)
+			report_plan_host(b, hp, &p->ro);
+		else if (eh->tried)
+			report_apply_result(b, &eh->ar, &p->ro);
+		else
+			report_restore_line(b, eh->name, eh->to, &hp->st);
+		return;
+	case ENVCTL_CMD_BACKUPS:
+		if (!hp->have_state)
+			report_plan_host(b, hp, &p->ro);
+		else if (eh->err.code != 0)
+			err_format(&eh->err, b);
+		else
+			backups_host_text(b, eh->name, &eh->bl, hp->st.real);
+		return;
+	}
+}
+
+static void
+host_done(void *arg, size_t i)
+{
+	struct engine *e = arg;
+	const struct engine_host *eh = &e->hosts[i];
+	struct buf b = ENVCTL_BUF_INIT;
+
+	if (e->phase == 1 && e->p->progress)
+		out_note("\r\033[K");
+	if (e->p->json)
+		return;
+	if (e->phase == 1)
+		host_text(&b, e, eh);
+	else if (eh->chosen)
+		report_apply_result(&b, &eh->ar, &e->p->ro);
+	out_write(b.data, b.len);
+	buf_wipe(&b);
+}
+
+static void
+host_progress(void *arg, size_t ndone, size_t n)
+{
+	struct engine *e = arg;
+
+	if (e->phase == 1 && e->p->progress && ndone < n)
+		out_note("\r\033[K%zu/%zu hosts done", ndone, n);
+}
+
+/*
+ * Runs one phase over hosts [from, to), printed in order as they finish.
+ * A rollout in batches would call both phases per batch.
+ */
+static void
+run_phase(struct engine *e, int phase, size_t from, size_t to)
+{
+	struct fleet_job fj;
+	size_t *idx = xcalloc(to - from + 1, sizeof(*idx)), i;
+
+	for (i = from; i < to; i++)
+		idx[i - from] = i;
+	e->phase = phase;
+	fj.job = phase == 1 ? read_job : change_job;
+	fj.done = host_done;
+	fj.progress = host_progress;
+	fj.ctx = e;
+	transport_init();
+	fleet_run(&fj, idx, to - from, e->p->forks);
+	transport_finish();
+	free(idx);
+}
+
+/* Asks "VERB N hosts? [y/N] " on the terminal; 1 for yes. */
+static int
+confirm(const char *verb, size_t n)
+{
+	char line[64];
+
+	out_note("%s %zu host%s? [y/N] ", verb, n, n == 1 ? "" : "s");
+	if (fgets(line, sizeof(line), stdin) == NULL)
+		return 0;
+	line[strcspn(line, "\r\n")] = '\0';
+	return strcmp(line, "y") == 0 || strcmp(line, "Y") == 0 ||
+	    strcmp(line, "yes") == 0;
+}
+
+/* Between the phases: ask; ENVCTL_EUSAGE when there is no terminal. */
+static int
+ask(struct engine *e)
+{
+	const char *name = cmd_names[e->p->cmd];
+	size_t i, n = 0;
+
+	for (i = 0; i < e->nhosts; i++)
+		n += e->hosts[i].chosen && !e->hosts[i].tried;
+	if (n == 0)
+		return 0;
+	if (!isatty(STDIN_FILENO)) {
+		out_note("envctl %s: %zu host%s to change, but stdin is not "
+		    "a terminal to ask: add --yes\n", name, n,
+		    n == 1 ? "" : "s");
+		return ENVCTL_EUSAGE;
+	}
+	if (!confirm(e->p->verb, n)) {
+		out_note("envctl %s: nothing changed\n", name);
+		e->asked_no = 1;
+		return 0;
+	}
+	run_phase(e, 2, 0, e->nhosts);
+	return 0;
+}
+
+/* What every output says of the host, once the run is over. */
+static enum outcome
+final_outcome(const struct engine *e, const struct engine_host *eh)
+{
+	enum engine_change c = e->p->change;
+	int ok = eh->ar.outcome == ENVCTL_OUT_OK ||
+	    eh->ar.outcome == ENVCTL_OUT_CHANGED;
+
+	if (eh->tried && c == ENVCTL_CHANGE_FIX)
+		return ok ? ENVCTL_OUT_CHANGED : ENVCTL_OUT_FAILED;
+	if (eh->tried && c == ENVCTL_CHANGE_ROLLBACK)
+		return ok ? eh->ar.outcome : ENVCTL_OUT_FAILED;
+	if (eh->tried)
+		return eh->ar.outcome;
+	if (!eh->read)
+		return eh->outcome;	/* as the plan found it */
+	if (c != ENVCTL_CHANGE_ROLLBACK && c != ENVCTL_CHANGE_BACKUPS)
+		return eh->hp.outcome;
+	if (!eh->hp.have_state)
+		return eh->hp.outcome;
+	if (eh->err.code != 0)
+		return ENVCTL_OUT_FAILED;
+	if (c == ENVCTL_CHANGE_BACKUPS)
+		return ENVCTL_OUT_OK;
+	return eh->chosen ? ENVCTL_OUT_PENDING : ENVCTL_OUT_FAILED;
+}
+
+static json_t *
+host_json(const struct engine *e, const struct engine_host *eh)
+{
+	const struct host_plan *hp = &eh->hp;
+	const struct err *err = NULL;
+
+	switch (e->p->cmd) {
+	case ENVCTL_CMD_PLAN:
+	case ENVCTL_CMD_FACTS:
+	case ENVCTL_CMD_DRIFT:
+		break;
+	case ENVCTL_CMD_APPLY:
+		if (eh->tried)
+			return report_apply_json(eh->name, eh->outcome,
+			    &eh->ar, &eh->ar.err);
+		return report_apply_json(eh->name, eh->outcome, NULL,
+		    eh->read ? &hp->err : NULL);
+	case ENVCTL_CMD_ROLLBACK:
+		if (!hp->have_state)
+			err = &hp->err;
+		else if (eh->err.code != 0)
+			err = &eh->err;
+		else if (eh->tried)
+			err = &eh->ar.err;
+		return report_rollback_json(eh->name, eh->outcome,
+		    eh->tried ? eh->to : NULL, eh->tried ? &eh->ar : NULL,
+		    err);
+	case ENVCTL_CMD_BACKUPS:
+		return backups_json(eh->name, hp->st.real, &eh->bl,
+		    hp->have_state ? &eh->err : &hp->err);
+	}
+	return report_plan_json(hp);
+}
+
+json_t *
+engine_json(const struct engine *e)
+{
+	json_t *hosts = json_array();
+	size_t i;
+
+	for (i = 0; i < e->nhosts; i++)
+		json_array_append_new(hosts, host_json(e, &e->hosts[i]));
+	return report_envelope(cmd_names[e->p->cmd], e->p->inventory,
+	    e->ctx->pb, &e->counts, hosts);
+}
+
+/* drift: a line per drifted host, the fleet's summary; failures apart. */
+static void
+drift_text(const struct engine *e)
+{
+	struct buf out = ENVCTL_BUF_INIT, bad = ENVCTL_BUF_INIT;
+	const struct report_opts *ro = &e->p->ro;
+	size_t i, drifted = 0;
+
+	for (i = 0; i < e->nhosts; i++) {
+		const struct engine_host *eh = &e->hosts[i];
+
+		if (eh->found == ENVCTL_OUT_PENDING) {
+			drifted++;
+			report_drift_line(&out, &eh->hp);
+			if (e->p->verbose)
+				report_plan_host(&out, &eh->hp, ro);
+			if (eh->tried)
+				report_apply_result(&out, &eh->ar, ro);
+		} else if (eh->found != ENVCTL_OUT_OK)
+			report_plan_host(&bad, &eh->hp, ro);
+	}
+	if (drifted > 0)
+		report_drift_summary(&out, e->plans, e->nplans);
+	out_write(out.data, out.len);
+	out_note("%s", bad.data);
+	buf_wipe(&out);
+	buf_release(&bad);
+}
+
+static void
+finish(struct engine *e)
+{
+	const struct engine_policy *p = e->p;
+	struct buf b = ENVCTL_BUF_INIT;
+	size_t i;
+
+	for (i = 0; i < e->nhosts; i++) {
+		struct engine_host *eh = &e->hosts[i];
+
+		eh->outcome = final_outcome(e, eh);
+		report_count_outcome(&e->counts, eh->outcome);
+		/* The report and metrics of drift --fix say what is now. */
+		if (eh->read && p->change == ENVCTL_CHANGE_FIX)
+			eh->hp.outcome = eh->outcome;
+	}
+	if (e->asked_no && !p->declined_summary)
+		return;
+	if (p->json) {
+		out_json(engine_json(e));
+		return;
+	}
+	switch (p->cmd) {
+	case ENVCTL_CMD_DRIFT:
+		if (!p->ro.quiet)
+			drift_text(e);
+		return;
+	case ENVCTL_CMD_FACTS:
+	case ENVCTL_CMD_BACKUPS:
+		return;
+	default:
+		break;
+	}
+	for (i = 0; p->plan != NULL && i < e->nhosts; i++)
+		if (!e->hosts[i].read && e->hosts[i].host == NULL)
+			report_planned_line(&b, e->hosts[i].name,
+			    e->hosts[i].outcome);
+	report_summary(&b, &e->counts, &p->ro);
+	out_write(b.data, b.len);
+	buf_release(&b);
+}
+
+/* The plan's hosts, every one checked before any host is contacted. */
+static int
+plan_hosts(struct engine *e, struct err *err)
+{
+	const struct planfile *pf = e->p->plan;
+	struct err e2 = ENVCTL_ERR_INIT;
+	size_t i;
+
+	e->hosts = xcalloc(pf->nhosts + 1, sizeof(*e->hosts));
+	e->nhosts = pf->nhosts;
+	for (i = 0; i < pf->nhosts; i++) {
+		const struct planfile_host *ph = &pf->hosts[i];
+		struct engine_host *eh = &e->hosts[i];
+
+		eh->name = ph->name;
+		eh->outcome = ph->outcome;
+		if (ph->outcome != ENVCTL_OUT_PENDING)
+			continue;
+		eh->ph = ph;
+		if ((eh->host = inventory_find(e->ctx->inv,
+		    ph->name)) == NULL) {
+			err_set(err, ENVCTL_ENOTFOUND, "host '%s' is not in "
+			    "the inventory '%s'", ph->name,
+			    inventory_path(e->ctx->inv));
+			err_context(err, "%s", e->p->plan_path);
+			return ENVCTL_ENOTFOUND;
+		}
+		eh->chosen = 1;
+		if (planfile_verify_host(&eh->d, ph, e->ctx->pb, eh->host,
+		    &e2) != 0) {
+			/* Refused: nothing to contact; ar says why. */
+			eh->tried = 1;
+			eh->ar.host = eh->host;
+			eh->ar.outcome = ENVCTL_OUT_FAILED;
+			err_sethost(&e2, ph->name);
+			err_move(&eh->ar.err, &e2);
+			continue;
+		}
+		apply_input_from_planfile(&eh->in, ph, &eh->d);
+	}
+	return 0;
+}
+
+static void
+inventory_hosts(struct engine *e)
+{
+	const struct context *ctx = e->ctx;
+	size_t i;
+
+	e->hosts = xcalloc(ctx->nselected + 1, sizeof(*e->hosts));
+	for (i = 0; i < inventory_nhosts(ctx->inv); i++) {
+		if (!ctx->selected[i])
+			continue;
+		e->hosts[e->nhosts].host = inventory_host(ctx->inv, i);
+		e->hosts[e->nhosts++].name = inventory_host(ctx->inv, i)->name;
+	}
+}
+
+int
+engine_run(struct engine *e, const struct engine_policy *p,
+    const struct context *ctx)
+{
+	struct err err = ENVCTL_ERR_INIT;
+	size_t i;
+	int r;
+
+	e->p = p;
+	e->ctx = ctx;
+	e->link = p->link;
+	e->link.agent = &e->ab;
+	e->ao = p->ao;
+	e->ao.link = &e->link;
+	if ((r = agent_binary_load(&e->ab, NULL, &err)) != 0)
+		goto fail;
+	if (p->plan == NULL)
+		inventory_hosts(e);
+	else if ((r = plan_hosts(e, &err)) != 0)
+		goto fail;
+	run_phase(e, 1, 0, e->nhosts);
+	e->plans = xcalloc(e->nhosts + 1, sizeof(*e->plans));
+	for (i = 0; i < e->nhosts; i++)
+		if (e->hosts[i].read)
+			e->plans[e->nplans++] = &e->hosts[i].hp;
+	if (p->ask && (r = ask(e)) != 0)
+		goto out;
+	finish(e);
+	goto out;
+fail:
+	out_errors(&err);
+out:
+	err_release(&err);
+	return r;
+}
+
+void
+engine_release(struct engine *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->nhosts; i++) {
+		struct engine_host *eh = &e->hosts[i];
+
+		if (eh->read)
+			plan_release(&eh->hp);
+		apply_result_release(&eh->ar);
+		backup_list_release(&eh->bl);
+		free(eh->to);
+		err_release(&eh->err);
+		desired_release(&eh->d);
+	}
+	free(e->hosts);
+	free(e->plans);
+	agent_binary_release(&e->ab);
+	memset(e, 0, sizeof(*e));
+}
