@@ -13,6 +13,7 @@
 #include "backup.h"
 #include "cache.h"
 #include "common/buf.h"
+#include "common/deadline.h"
 #include "common/err.h"
 #include "common/proto.h"
 #include "common/xmalloc.h"
@@ -25,6 +26,7 @@
 #define CANDIDATE	"sitecustomize.py"
 #define SHOW_MAX	80	/* bytes of a value quoted in a message */
 #define RM_DEPTH	16
+#define RUN_MIN_MS	1000	/* an interpreter run's least budget */
 
 static int
 parse_fault(struct change_req *rq, const json_t *req, struct err *err)
@@ -125,6 +127,27 @@ change_parse(struct change_req *rq, const json_t *req, struct err *err)
 }
 
 /*
+ * What one interpreter run may take: rq.timeout_ms is the whole change's
+ * budget on the host, from the op's start; a run before the lock (the
+ * policy's probe) gets a third of what is left, and once the lock is held
+ * each run gets a third of what the lock wait left (change_begin()): the
+ * validation, the verification and one to spare, so that a file that
+ * hangs is named by the agent before the controller's deadline.  Rounded
+ * down to 100 ms, at least RUN_MIN_MS.
+ */
+static int
+run_budget(const struct change *c)
+{
+	long long left = c->start + c->rq.timeout_ms - deadline_now_ms();
+
+	if (c->run_ms > 0)
+		return c->run_ms;
+	/* Whole tenths of a second: the messages name the figure. */
+	left = left / 3 / 100 * 100;
+	return left < RUN_MIN_MS ? RUN_MIN_MS : (int)left;
+}
+
+/*
  * last: no run follows in this session (see probe_args).  find: where
  * start-up fails, learn the target all the same (probe_find()).
  */
@@ -139,7 +162,7 @@ run_probe(struct probe *p, const struct change *c, char *const *env_extra,
 	pa.names = c->rq.names;
 	pa.nnames = c->rq.nnames;
 	pa.env_extra = env_extra;
-	pa.timeout_ms = c->rq.timeout_ms;
+	pa.timeout_ms = run_budget(c);
 	pa.stop = c->ctx->stop;
 	pa.waitmask = c->ctx->waitmask;
 	pa.cache = c->ctx->cache;
@@ -514,6 +537,7 @@ change_init(struct change *c, const char *op, const struct agent_ctx *ctx)
 	buf_init(&c->t0.data, 0);
 	buf_init(&c->cur.data, 0);
 	c->ctx = ctx;
+	c->start = deadline_now_ms();
 	c->lk.fd = -1;
 	c->dir.fd = -1;
 	c->bs.fd = -1;
@@ -554,6 +578,7 @@ change_begin(struct change *c, struct err *err)
 	ls.waitmask = c->ctx->waitmask;
 	if ((r = lock_acquire(&c->lk, &ls, err)) != 0)
 		return r;
+	c->run_ms = run_budget(c);
 	install_fault(c->rq.fault, "after-lock");
 	if ((r = install_dir_open(&c->dir, c->t0.real, err)) != 0 ||
 	    (r = install_clean_temps(&c->dir, NULL, err)) != 0 ||

@@ -70,6 +70,9 @@ struct change {
 	struct install_dir	 dir;
 	struct backup_store	 bs;
 	int			 bmade;	/* this change made its backup */
+	long long		 start;	/* when the op began (deadline.h) */
+	int			 run_ms;	/* each interpreter run's share,
+					   once the lock is held; 0 before */
 };
 
 void	change_init(struct change *c, const char *op,

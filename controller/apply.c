@@ -13,22 +13,16 @@
 #include "controller/playbook.h"
 
 /*
- * The ms each interpreter run of a change may take on the host: after the
- * host's lock wait, a change runs the interpreter at most three times
- * (validation, verification, and the check of a restored file), all
- * within what the link leaves the agent (host_ms), so that a candidate
- * that hangs is reported by the agent, as such, before the controller's
- * deadline.  At least 1 s.
+ * The ms the whole change may take on the host: what the link leaves the
+ * agent (host_ms), so that whatever hangs there is reported by the agent,
+ * as such, before the controller's deadline.  The agent divides what is
+ * left after the host's lock wait among its interpreter runs (change.h).
  */
 static int
-run_ms(int host_ms, int lock_timeout_s)
+change_ms(int host_ms)
 {
-	long long left = (long long)host_ms - (long long)lock_timeout_s * 1000;
-
-	if (left / 3 < 1000)
-		return 1000;
 	/* The agent takes at most an hour (ENVCTL_APPLY_TIMEOUT_MAX). */
-	return left / 3 > 3600000 ? 3600000 : (int)(left / 3);
+	return host_ms > 3600000 ? 3600000 : host_ms < 1000 ? 1000 : host_ms;
 }
 
 static json_t *
@@ -50,7 +44,7 @@ request(const struct host *h, const struct playbook *pb,
 	    "backup", "dir", pb->backup_dir, "keep", pb->backup_keep,
 	    "playbook", pb->name, "controller", o->controller,
 	    "lock_timeout_ms", o->lock_timeout * 1000,
-	    "timeout_ms", run_ms(host_ms, o->lock_timeout));
+	    "timeout_ms", change_ms(host_ms));
 	json_object_set_new(req, "sha256_old", in->expect_exists ?
 	    json_string(in->expect_sha256) : json_null());
 	/* Only an agent built with -DENVCTL_FAULTS accepts this. */
