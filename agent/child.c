@@ -46,19 +46,25 @@ close_fd(int *fd)
 	*fd = -1;
 }
 
-/* Marks every descriptor from low up close-on-exec (in the child). */
+/*
+ * Marks every descriptor from low up close-on-exec, or closes them all
+ * when close_now (in a child, which must not allocate).
+ */
 static void
-cloexec_from(int low)
+fds_from(int low, int close_now)
 {
 	long max, fd;
 
 	if (syscall(SYS_close_range, (unsigned int)low, ~0U,
-	    CLOSE_RANGE_CLOEXEC_FLAG) == 0)
+	    close_now ? 0U : CLOSE_RANGE_CLOEXEC_FLAG) == 0)
 		return;
 	if ((max = sysconf(_SC_OPEN_MAX)) < 0 || max > 65536)
 		max = 65536;
 	for (fd = low; fd < max; fd++)
-		fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+		if (close_now)
+			close((int)fd);
+		else
+			fcntl((int)fd, F_SETFD, FD_CLOEXEC);
 }
 
 /* Keeps the last keep bytes of b. */
@@ -125,15 +131,9 @@ wait_and_relay(pid_t pid)
 {
 	struct rlimit none = { 0, 0 };
 	sigset_t all;
-	long fd, max;
 	int st;
 
-	if (syscall(SYS_close_range, 0U, ~0U, 0U) != 0) {
-		if ((max = sysconf(_SC_OPEN_MAX)) < 0 || max > 65536)
-			max = 65536;
-		for (fd = 0; fd < max; fd++)
-			close((int)fd);
-	}
+	fds_from(0, 1);
 	while (waitpid(pid, &st, 0) == -1)
 		if (errno != EINTR)
 			_exit(127);
@@ -190,7 +190,7 @@ exec_child(const struct child_spec *spec, char **cand, pid_t parent,
 		goto fail;
 	if (spec->cwd != NULL && chdir(spec->cwd) == -1)
 		goto fail;
-	cloexec_from(3);
+	fds_from(3, 0);
 	for (i = 0; cand[i] != NULL; i++) {
 		execve(cand[i], spec->argv, spec->envp);
 		e = errno;
