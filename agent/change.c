@@ -57,6 +57,7 @@ change_parse(struct change_req *rq, const json_t *req, struct err *err)
 
 	if ((r = parse_fault(rq, req, err)) != 0 ||
 	    (r = req_interpreter(&rq->interp, req, op, err)) != 0 ||
+	    (r = req_also(&rq->also, &rq->nalso, req, op, err)) != 0 ||
 	    (r = req_path(&rq->path, json_object_get(req, "path"), 0, op,
 	    "path", err)) != 0)
 		return r;
@@ -129,11 +130,12 @@ change_parse(struct change_req *rq, const json_t *req, struct err *err)
 /*
  * What one interpreter run may take: rq.timeout_ms is the whole change's
  * budget on the host, from the op's start; a run before the lock (the
- * policy's probe) gets a third of what is left, and once the lock is held
- * each run gets a third of what the lock wait left (change_begin()): the
- * validation, the verification and one to spare, so that a file that
- * hangs is named by the agent before the controller's deadline.  Rounded
- * down to 100 ms, at least RUN_MIN_MS.
+ * policy's probes) gets a third of what is left, and once the lock is
+ * held each run gets an equal share of what the lock wait left
+ * (change_begin()): per interpreter the validation and the verification,
+ * and one to spare, so that a file that hangs is named by the agent
+ * before the controller's deadline.  Rounded down to 100 ms, at least
+ * RUN_MIN_MS.
  */
 static int
 run_budget(const struct change *c)
@@ -143,22 +145,32 @@ run_budget(const struct change *c)
 	if (c->run_ms > 0)
 		return c->run_ms;
 	/* Whole tenths of a second: the messages name the figure. */
-	left = left / 3 / 100 * 100;
+	left = left / (c->lk.fd == -1 ? 3 : (long long)(2 * (1 + c->rq.nalso)
+	    + 1)) / 100 * 100;
 	return left < RUN_MIN_MS ? RUN_MIN_MS : (int)left;
 }
 
+/* Interpreter k of the change: 0 the request's, then also[k - 1]. */
+static const char *
+interp_at(const struct change *c, size_t k)
+{
+	return k == 0 ? c->rq.interp : c->rq.also[k - 1];
+}
+
 /*
- * last: no run follows in this session (see probe_args).  find: where
- * start-up fails, learn the target all the same (probe_find()).
+ * Runs interpreter k.  last: no run follows in this session (see
+ * probe_args).  find: where start-up fails, learn the target all the same
+ * (probe_find()).  The fork server is the first interpreter's: the others
+ * run afresh, and do not stop it.
  */
 static int
-run_probe(struct probe *p, const struct change *c, char *const *env_extra,
-    int last, int find, struct err *err)
+run_probe(struct probe *p, const struct change *c, size_t k,
+    char *const *env_extra, int last, int find, struct err *err)
 {
 	struct probe_args pa;
 
 	memset(&pa, 0, sizeof(pa));
-	pa.interp = c->rq.interp;
+	pa.interp = interp_at(c, k);
 	pa.names = c->rq.names;
 	pa.nnames = c->rq.nnames;
 	pa.env_extra = env_extra;
@@ -166,9 +178,9 @@ run_probe(struct probe *p, const struct change *c, char *const *env_extra,
 	pa.stop = c->ctx->stop;
 	pa.waitmask = c->ctx->waitmask;
 	pa.cache = c->ctx->cache;
-	pa.fs = c->ctx->fs;
-	pa.start_fs = c->fork;
-	pa.last = last;
+	pa.fs = k == 0 ? c->ctx->fs : NULL;
+	pa.start_fs = k == 0 && c->fork;
+	pa.last = k == 0 && last;
 	return find ? probe_find(p, &pa, err) : probe_run(p, &pa, err);
 }
 
@@ -181,19 +193,25 @@ int
 change_policy(struct policy *pol, struct change *c, struct err *err)
 {
 	struct probe p;
+	size_t k;
 	int r;
 
 	if ((r = policy_open(pol, err)) != 0 || !pol->privileged)
 		return r;
-	if ((r = policy_interpreter(pol, &c->rq.interp, err)) != 0 ||
-	    (r = policy_backup_dir(pol, c->rq.backup_root, err)) != 0 ||
+	if ((r = policy_backup_dir(pol, c->rq.backup_root, err)) != 0 ||
 	    (r = policy_lock_dir(pol, c->rq.lock_dir, err)) != 0)
 		return r;
-	memset(&p, 0, sizeof(p));
-	buf_init(&p.errtext, 0);
-	if ((r = run_probe(&p, c, NULL, 0, 1, err)) == 0)
-		r = policy_target(pol, c->rq.path, &p, err);
-	probe_release(&p);
+	/* Each interpreter is root's, and imports this target. */
+	for (k = 0; r == 0 && k <= c->rq.nalso; k++) {
+		if ((r = policy_interpreter(pol, k == 0 ? &c->rq.interp :
+		    &c->rq.also[k - 1], err)) != 0)
+			break;
+		memset(&p, 0, sizeof(p));
+		buf_init(&p.errtext, 0);
+		if ((r = run_probe(&p, c, k, NULL, 0, 1, err)) == 0)
+			r = policy_target(pol, c->rq.path, &p, err);
+		probe_release(&p);
+	}
 	return r;
 }
 
@@ -416,8 +434,8 @@ validation_dir(const char *parent)
  * hold thousands), else in $TMPDIR.  ENVCTL_EVERIFY when it fails, is not
  * the module imported or gives other values; *vj gets what the run showed.
  */
-int
-change_validate(json_t **vj, struct change *c, struct err *err)
+static int
+validate_one(json_t **vj, struct change *c, size_t k, struct err *err)
 {
 	const char *tmpdir = getenv("TMPDIR"), *cdir;
 	struct probe p;
@@ -446,7 +464,7 @@ change_validate(json_t **vj, struct change *c, struct err *err)
 	}
 	env[0] = xasprintf("PYTHONPATH=%s", dir);
 	env[1] = xstrdup("PYTHONDONTWRITEBYTECODE=1");
-	r = run_probe(&p, c, env, 0, 0, err);
+	r = run_probe(&p, c, k, env, 0, 0, err);
 	if (r != 0) {
 		*vj = verify_json(&p, err->msg);
 		if (file_caused(err)) {
@@ -468,7 +486,7 @@ change_validate(json_t **vj, struct change *c, struct err *err)
 	if (imp == NULL || strcmp(imp, file) != 0) {
 		r = err_set(err, ENVCTL_EVERIFY, "cannot validate the new "
 		    "file: %s imported %s%s%s instead (does it replace "
-		    "PYTHONPATH?)", c->rq.interp, imp != NULL ? "'" : "",
+		    "PYTHONPATH?)", interp_at(c, k), imp != NULL ? "'" : "",
 		    imp != NULL ? imp : "no sitecustomize",
 		    imp != NULL ? "'" : "");
 		goto out;
@@ -491,13 +509,25 @@ out:
 	return r;
 }
 
-/*
- * Runs the probe in the plain clean environment and compares it with the
- * request; returns why it is not as wanted (heap), or NULL.  *vj gets the
- * run.  A probe that cannot even start is a reason too.
- */
-char *
-change_verify(json_t **vj, const struct change *c)
+int
+change_validate(json_t **vj, struct change *c, struct err *err)
+{
+	size_t k;
+	int r = 0;
+
+	for (k = 0; r == 0 && k <= c->rq.nalso; k++) {
+		json_decref(*vj);
+		*vj = NULL;
+		/* A further interpreter is named, where it is not yet. */
+		if ((r = validate_one(vj, c, k, err)) != 0 && k > 0 &&
+		    strstr(err->msg, interp_at(c, k)) == NULL)
+			err_context(err, "in %s", interp_at(c, k));
+	}
+	return r;
+}
+
+static char *
+verify_one(json_t **vj, const struct change *c, size_t k)
 {
 	struct err perr = ENVCTL_ERR_INIT;
 	struct buf msg = ENVCTL_BUF_INIT;
@@ -510,7 +540,7 @@ change_verify(json_t **vj, const struct change *c)
 	 * restored backup was never validated and may kill its parent, so
 	 * a rollback's gets a child of its own.
 	 */
-	if (run_probe(&p, c, NULL, strcmp(c->rq.op, "rollback") != 0, 0,
+	if (run_probe(&p, c, k, NULL, strcmp(c->rq.op, "rollback") != 0, 0,
 	    &perr) != 0) {
 		buf_addstr(&msg, perr.msg);
 		if (perr.cause != 0)
@@ -525,6 +555,35 @@ change_verify(json_t **vj, const struct change *c)
 	err_release(&perr);
 	buf_release(&msg);
 	return why;
+}
+
+/*
+ * Runs the probe of every interpreter in the plain clean environment and
+ * compares each with the request; returns why one is not as wanted (heap,
+ * naming a further interpreter), or NULL.  *vj gets the first's run (or
+ * the failing one's).  A probe that cannot even start is a reason too.
+ * The first interpreter runs last: its fork server does that run itself.
+ */
+char *
+change_verify(json_t **vj, const struct change *c)
+{
+	char *why = NULL, *w;
+	size_t k;
+
+	for (k = c->rq.nalso; k > 0 && why == NULL; k--) {
+		why = verify_one(vj, c, k);
+		if (why == NULL) {
+			json_decref(*vj);
+			*vj = NULL;
+			continue;
+		}
+		if (strstr(why, interp_at(c, k)) != NULL)
+			return why;
+		w = xasprintf("in %s: %s", interp_at(c, k), why);
+		free(why);
+		return w;
+	}
+	return verify_one(vj, c, 0);
 }
 
 void
@@ -554,6 +613,7 @@ change_release(struct change *c)
 	buf_release(&c->rq.expect);
 	buf_release(&c->rq.data);
 	free(c->rq.names);
+	free(c->rq.also);
 }
 
 /*

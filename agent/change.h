@@ -34,6 +34,10 @@ struct policy;
 struct change_req {
 	const char	*op;		/* "apply" or "rollback" */
 	const char	*interp;
+	const char	**also;		/* further interpreters that import
+					   path: each validates and verifies
+					   too (array owned, strings not) */
+	size_t		 nalso;
 	const char	*path;
 	int		 expect_exists;
 	struct buf	 expect;

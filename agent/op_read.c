@@ -203,7 +203,11 @@ op_read(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
 	pa.stop = ctx->stop;
 	pa.waitmask = ctx->waitmask;
 	pa.cache = ctx->cache;
-	pa.fs = ctx->fs;
+	/*
+	 * Only a read that starts the fork server uses it: a host's further
+	 * interpreters are read afresh, so that theirs do not replace it.
+	 */
+	pa.fs = rq.fork ? ctx->fs : NULL;
 	pa.start_fs = rq.fork;
 	ran = 1;
 	if ((r = probe_find(&p, &pa, err)) != 0)

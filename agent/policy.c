@@ -466,7 +466,13 @@ policy_interpreter(struct policy *pol, const char **interp,
 
 	if (!pol->privileged)
 		return 0;
-	free(pol->interp);
+	if (pol->interp != NULL) {
+		/* An earlier check's path stays borrowed by its caller. */
+		pol->kept = xreallocarray(pol->kept, pol->nkept + 1,
+		    sizeof(*pol->kept));
+		pol->kept[pol->nkept++] = pol->interp;
+		pol->interp = NULL;
+	}
 	if (strchr(*interp, '/') != NULL)
 		pol->interp = xstrdup(*interp);
 	else if ((pol->interp = lookup(*interp)) == NULL)
@@ -706,6 +712,7 @@ policy_release(struct policy *pol)
 	free_list(pol->targets, pol->ntargets);
 	free(pol->backup_dir);
 	free(pol->interp);
+	free_list(pol->kept, pol->nkept);
 	memset(pol, 0, sizeof(*pol));
 	pol->file = ENVCTL_POLICY_FILE;
 }

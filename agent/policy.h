@@ -53,10 +53,12 @@ struct policy {
 	size_t		  ntargets;
 	char		*backup_dir;	/* NULL: ENVCTL_POLICY_BACKUP_DIR */
 	char		*interp;	/* the interpreter checked last */
+	char		**kept;		/* those checked before it */
+	size_t		  nkept;
 };
 
 #define POLICY_INIT	{ 0, ENVCTL_POLICY_FILE, 0, NULL, 0, NULL, 0, NULL, \
-	NULL }
+	NULL, NULL, 0 }
 
 /* This process's ids and environment. */
 void	policy_ids_self(struct policy_ids *ids);

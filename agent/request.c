@@ -42,6 +42,37 @@ req_interpreter(const char **out, const json_t *req, const char *op,
 }
 
 int
+req_also(const char ***out, size_t *n, const json_t *req, const char *op,
+    struct err *err)
+{
+	const json_t *a = json_object_get(req, "also"), *v;
+	const char *s;
+	size_t i;
+
+	*out = NULL;
+	*n = 0;
+	if (absent(a))
+		return 0;
+	if (!json_is_array(a) || json_array_size(a) == 0 ||
+	    json_array_size(a) > ENVCTL_REQ_MAX_ALSO)
+		return err_set(err, ENVCTL_EINVALID, "%s: 'also' must be an "
+		    "array of 1 to %d interpreters", op, ENVCTL_REQ_MAX_ALSO);
+	json_array_foreach(a, i, v) {
+		s = json_string_value(v);
+		if (!plain_string(v) || s[0] == '\0' ||
+		    json_string_length(v) > ENVCTL_REQ_MAX_INTERP ||
+		    (s[0] != '/' && strchr(s, '/') != NULL))
+			return err_set(err, ENVCTL_EINVALID, "%s: 'also[%zu]' "
+			    "must be a command name or an absolute path", op,
+			    i);
+	}
+	*out = xcalloc(json_array_size(a) + 1, sizeof(**out));
+	json_array_foreach(a, i, v)
+		(*out)[(*n)++] = json_string_value(v);
+	return 0;
+}
+
+int
 req_path(const char **out, const json_t *v, int optional, const char *op,
     const char *key, struct err *err)
 {

@@ -23,8 +23,16 @@ struct err;
 #define ENVCTL_REQ_LABEL_MAX	256
 
 /* "interpreter": a command name or an absolute path; default "python3". */
+#define ENVCTL_REQ_MAX_ALSO	15
 int	req_interpreter(const char **out, const json_t *req, const char *op,
 	    struct err *err);
+/*
+ * The optional array at req's "also": further interpreters (each as
+ * req_interpreter() takes one), at most ENVCTL_REQ_MAX_ALSO; *out is a new
+ * array of borrowed strings (caller frees), NULL when absent.
+ */
+int	req_also(const char ***out, size_t *n, const json_t *req,
+	    const char *op, struct err *err);
 /*
  * The absolute path v (KEY in messages), without a NUL byte; a missing
  * or null v is an error unless optional (then *out is NULL).

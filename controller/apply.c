@@ -29,22 +29,35 @@ static json_t *
 request(const struct host *h, const struct playbook *pb,
     const struct apply_input *in, const struct apply_opts *o, int host_ms)
 {
-	json_t *req, *expect, *vars, *secret;
-	size_t i;
+	json_t *req, *expect, *vars, *secret, *also;
+	const char *const *interps;
+	size_t i, n;
 	int rollback = in->rollback_to != NULL;
 
+	if (in->ninterps > 0) {
+		interps = in->interps;
+		n = in->ninterps;
+	} else
+		interps = playbook_interpreters(pb, h, &n);
 	expect = json_pack("{s:b}", "exists", in->expect_exists);
 	if (in->expect_exists)
 		json_object_set_new(expect, "data", proto_b64_json(in->expect,
 		    in->expect_len));
 	req = json_pack("{s:s, s:i, s:s, s:s, s:o, s:{s:s, s:i}, s:s, s:s, "
 	    "s:i, s:i}", "op", rollback ? "rollback" : "apply", "id", 1,
-	    "interpreter", h->python != NULL ? h->python : pb->interpreter,
+	    "interpreter", interps[0],
 	    "path", in->path, "expect", expect,
 	    "backup", "dir", pb->backup_dir, "keep", pb->backup_keep,
 	    "playbook", pb->name, "controller", o->controller,
 	    "lock_timeout_ms", o->lock_timeout * 1000,
 	    "timeout_ms", change_ms(host_ms));
+	if (n > 1) {
+		/* Each validates the new file and verifies it. */
+		also = json_array();
+		for (i = 1; i < n; i++)
+			json_array_append_new(also, json_string(interps[i]));
+		json_object_set_new(req, "also", also);
+	}
 	json_object_set_new(req, "sha256_old", in->expect_exists ?
 	    json_string(in->expect_sha256) : json_null());
 	/* Only an agent built with -DENVCTL_FAULTS accepts this. */
@@ -148,6 +161,8 @@ apply_input_from_plan(struct apply_input *in, const struct host_plan *hp)
 	in->len = hp->d.content.len;
 	in->sha256 = hp->want_sha256;
 	in->d = &hp->d;
+	in->interps = hp->interps;
+	in->ninterps = hp->ninterps;
 }
 
 void
@@ -156,6 +171,8 @@ apply_input_from_planfile(struct apply_input *in,
 {
 	memset(in, 0, sizeof(*in));
 	in->path = ph->target;
+	in->interps = (const char *const *)ph->interpreters;
+	in->ninterps = ph->ninterpreters;
 	in->expect_exists = ph->cur_exists;
 	in->expect = ph->cur.data;
 	in->expect_len = ph->cur.len;

@@ -28,6 +28,12 @@ struct playbook;
 /* What to write and what must be there first. */
 struct apply_input {
 	const char	*path;		/* as the interpreter imports it */
+	/*
+	 * The interpreters that import it (borrowed): the first validates
+	 * and verifies, each further one too.  n = 0: the host's own.
+	 */
+	const char *const *interps;
+	size_t		 ninterps;
 	int		 expect_exists;
 	const char	*expect;	/* bytes read by plan */
 	size_t		 expect_len;

@@ -127,6 +127,66 @@ since(const struct timespec *t0)
 	    (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
+/* The host's rows were read on session l: decide each in turn. */
+static void
+rows_read(struct engine *e, struct engine_host *lead, size_t nused,
+    struct agentlink *l, double seconds)
+{
+	size_t k;
+
+	for (k = 0; k < lead->nrows; k++) {
+		struct engine_host *eh = lead + k;
+		struct host_plan *hp = &eh->hp;
+
+		if (k >= nused) {
+			eh->unused = 1;
+			continue;
+		}
+		eh->read = 1;
+		hp->several = nused > 1;
+		eh->found = hp->outcome;
+		/* Backups and rollback need only the host read, not its
+		   render. */
+		if (hp->have_state && l != NULL)
+			decide(e, eh, l);
+		if (hp->err.code != 0)
+			err_sethost(&hp->err, eh->name);
+		hp->stats = lead->hp.stats;
+		hp->seconds = seconds;
+		if (e->p->plan != NULL && !eh->tried) {
+			/* A plan's host that could not be read is not
+			   changed. */
+			eh->tried = 1;
+			eh->ar.host = eh->host;
+			eh->ar.outcome = hp->outcome ==
+			    ENVCTL_OUT_UNREACHABLE ? ENVCTL_OUT_UNREACHABLE :
+			    ENVCTL_OUT_FAILED;
+			err_move(&eh->ar.err, &hp->err);
+		}
+		eh->ar.stats = hp->stats;
+	}
+}
+
+/*
+ * A plan's row was planned as one file: interpreters that now import
+ * different files make it fail, with every row but the first released.
+ */
+static void
+plan_one_file(struct engine_host *lead, size_t *nused)
+{
+	size_t k;
+
+	if (lead->ph == NULL || *nused <= 1)
+		return;
+	for (k = 1; k < *nused; k++)
+		plan_release(&lead[k].hp);
+	*nused = 1;
+	lead->hp.outcome = ENVCTL_OUT_FAILED;
+	err_set(&lead->hp.err, ENVCTL_ECHANGED, "its interpreters import "
+	    "different files than when %s was made: make a new plan",
+	    "the plan");
+}
+
 /* Phase 1: one session per host for the read, the decision, the change. */
 static void
 read_job(void *arg, size_t i)
@@ -134,55 +194,50 @@ read_job(void *arg, size_t i)
 	struct engine *e = arg;
 	struct engine_host *eh = &e->hosts[i];
 	struct host_plan *hp = &eh->hp;
+	struct host_plan **rows;
 	struct agentlink *l = NULL;
 	struct timespec t0;
-	int r;
+	size_t k, nused = 1;
 
 	if (eh->host == NULL || eh->tried)
 		return;		/* a plan's host not to change, or refused */
-	eh->read = 1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if ((r = plan_begin(hp, eh->host, e->ctx->pb)) != 0)
+	rows = xcalloc(eh->nrows + 1, sizeof(*rows));
+	for (k = 0; k < eh->nrows; k++)
+		rows[k] = &eh[k].hp;
+	if (plan_begin(hp, eh->host, e->ctx->pb) != 0)
 		goto out;
-	if ((r = agentlink_open(&l, eh->host, &e->link, &hp->err)) != 0) {
+	if (agentlink_open(&l, eh->host, &e->link, &hp->err) != 0) {
 		hp->outcome = ENVCTL_OUT_UNREACHABLE;
 		goto out;
 	}
-	r = plan_fetch(hp, l, e->ctx->pb, wants_fork(e->p));
+	plan_fetch(rows, &nused, l, e->ctx->pb, eh->interps, eh->ninterps,
+	    wants_fork(e->p));
+	plan_one_file(eh, &nused);
 out:
-	eh->found = hp->outcome;
-	/* Backups and rollback need only the host read, not its render. */
-	if (hp->have_state && l != NULL)
-		decide(e, eh, l);
-	if (r != 0)
-		err_sethost(&hp->err, eh->name);
-	if (l != NULL) {
+	if (l != NULL)
 		agentlink_stats(l, &hp->stats);
+	rows_read(e, eh, nused, l, since(&t0));
+	if (l != NULL)
 		agentlink_close(l);
-	}
-	hp->seconds = since(&t0);
-	if (e->p->plan != NULL && !eh->tried) {
-		/* A plan's host that could not be read is not changed. */
-		eh->tried = 1;
-		eh->ar.host = eh->host;
-		eh->ar.outcome = hp->outcome == ENVCTL_OUT_UNREACHABLE ?
-		    ENVCTL_OUT_UNREACHABLE : ENVCTL_OUT_FAILED;
-		err_move(&eh->ar.err, &hp->err);
-	}
-	eh->ar.stats = hp->stats;
+	free(rows);
 }
 
-/* Phase 2, after a yes: each chosen host on a fresh session. */
+/* Phase 2, after a yes: each chosen row on a fresh session. */
 static void
 change_job(void *arg, size_t i)
 {
 	struct engine *e = arg;
-	struct engine_host *eh = &e->hosts[i];
+	struct engine_host *lead = &e->hosts[i], *eh;
+	size_t k;
 
-	if (!eh->chosen || eh->tried)
-		return;
-	apply_host(&eh->ar, eh->host, e->ctx->pb, &eh->in, &e->ao);
-	eh->tried = 1;
+	for (k = 0; k < lead->nrows; k++) {
+		eh = lead + k;
+		if (!eh->chosen || eh->tried)
+			continue;
+		apply_host(&eh->ar, eh->host, e->ctx->pb, &eh->in, &e->ao);
+		eh->tried = 1;
+	}
 }
 
 /* The host's block after phase 1, as the command shows it. */
@@ -235,17 +290,23 @@ static void
 host_done(void *arg, size_t i)
 {
 	struct engine *e = arg;
-	const struct engine_host *eh = &e->hosts[i];
+	const struct engine_host *eh;
 	struct buf b = ENVCTL_BUF_INIT;
+	size_t k;
 
 	if (e->phase == 1 && e->p->progress)
 		out_note("\r\033[K");
 	if (e->p->json)
 		return;
-	if (e->phase == 1)
-		host_text(&b, e, eh);
-	else if (eh->chosen)
-		report_apply_result(&b, &eh->ar, &e->p->ro);
+	for (k = 0; k < e->hosts[i].nrows; k++) {
+		eh = &e->hosts[i + k];
+		if (eh->unused)
+			continue;
+		if (e->phase == 1)
+			host_text(&b, e, eh);
+		else if (eh->chosen)
+			report_apply_result(&b, &eh->ar, &e->p->ro);
+	}
 	out_write(b.data, b.len);
 	buf_wipe(&b);
 }
@@ -267,17 +328,19 @@ static void
 run_phase(struct engine *e, int phase, size_t from, size_t to)
 {
 	struct fleet_job fj;
-	size_t *idx = xcalloc(to - from + 1, sizeof(*idx)), i;
+	size_t *idx = xcalloc(to - from + 1, sizeof(*idx)), i, n = 0;
 
+	/* The leaders: each job reads and changes its own rows. */
 	for (i = from; i < to; i++)
-		idx[i - from] = i;
+		if (!e->hosts[i].follower)
+			idx[n++] = i;
 	e->phase = phase;
 	fj.job = phase == 1 ? read_job : change_job;
 	fj.done = host_done;
 	fj.progress = host_progress;
 	fj.ctx = e;
 	transport_init();
-	fleet_run(&fj, idx, to - from, e->p->forks);
+	fleet_run(&fj, idx, n, e->p->forks);
 	transport_finish();
 	free(idx);
 }
@@ -390,7 +453,9 @@ engine_json(const struct engine *e)
 	size_t i;
 
 	for (i = 0; i < e->nhosts; i++)
-		json_array_append_new(hosts, host_json(e, &e->hosts[i]));
+		if (!e->hosts[i].unused)
+			json_array_append_new(hosts,
+			    host_json(e, &e->hosts[i]));
 	return report_envelope(cmd_names[e->p->cmd], e->p->inventory,
 	    e->ctx->pb, &e->counts, hosts);
 }
@@ -406,6 +471,8 @@ drift_text(const struct engine *e)
 	for (i = 0; i < e->nhosts; i++) {
 		const struct engine_host *eh = &e->hosts[i];
 
+		if (eh->unused)
+			continue;
 		if (eh->found == ENVCTL_OUT_PENDING) {
 			drifted++;
 			report_drift_line(&out, &eh->hp);
@@ -434,6 +501,8 @@ finish(struct engine *e)
 	for (i = 0; i < e->nhosts; i++) {
 		struct engine_host *eh = &e->hosts[i];
 
+		if (eh->unused)
+			continue;
 		eh->outcome = final_outcome(e, eh);
 		report_count_outcome(&e->counts, eh->outcome);
 		/* The report and metrics of drift --fix say what is now. */
@@ -458,12 +527,44 @@ finish(struct engine *e)
 		break;
 	}
 	for (i = 0; p->plan != NULL && i < e->nhosts; i++)
-		if (!e->hosts[i].read && e->hosts[i].host == NULL)
+		if (!e->hosts[i].read && e->hosts[i].host == NULL &&
+		    !e->hosts[i].follower)
 			report_planned_line(&b, e->hosts[i].name,
 			    e->hosts[i].outcome);
 	report_summary(&b, &e->counts, &p->ro);
 	out_write(b.data, b.len);
 	buf_release(&b);
+}
+
+/* A leader at e->hosts[e->nhosts] with a slot per interpreter. */
+static void
+add_host(struct engine *e, const struct host *h, const char *name,
+    const char *const *interps, size_t n)
+{
+	struct engine_host *eh = &e->hosts[e->nhosts];
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		eh[k].host = h;
+		eh[k].name = name;
+		eh[k].follower = k > 0;
+	}
+	eh->interps = interps;
+	eh->ninterps = n;
+	eh->nrows = n;
+	e->nhosts += n;
+}
+
+/* The interpreters a plan's row reads: those it names, else today's. */
+static const char *const *
+plan_interps(const struct engine *e, const struct planfile_host *ph,
+    const struct host *h, size_t *n)
+{
+	if (ph->ninterpreters > 0) {
+		*n = ph->ninterpreters;
+		return (const char *const *)ph->interpreters;
+	}
+	return playbook_interpreters(e->ctx->pb, h, n);
 }
 
 /* The plan's hosts, every one checked before any host is contacted. */
@@ -472,36 +573,52 @@ plan_hosts(struct engine *e, struct err *err)
 {
 	const struct planfile *pf = e->p->plan;
 	struct err e2 = ENVCTL_ERR_INIT;
-	size_t i;
+	const struct host *h;
+	const char *const *in;
+	size_t i, n, total = 0;
 
-	e->hosts = xcalloc(pf->nhosts + 1, sizeof(*e->hosts));
-	e->nhosts = pf->nhosts;
+	for (i = 0; i < pf->nhosts; i++) {
+		h = inventory_find(e->ctx->inv, pf->hosts[i].name);
+		if (pf->hosts[i].outcome != ENVCTL_OUT_PENDING || h == NULL)
+			n = 1;
+		else
+			plan_interps(e, &pf->hosts[i], h, &n);
+		total += n;
+	}
+	e->hosts = xcalloc(total + 1, sizeof(*e->hosts));
 	for (i = 0; i < pf->nhosts; i++) {
 		const struct planfile_host *ph = &pf->hosts[i];
-		struct engine_host *eh = &e->hosts[i];
+		struct engine_host *eh = &e->hosts[e->nhosts];
 
-		eh->name = ph->name;
-		eh->outcome = ph->outcome;
-		if (ph->outcome != ENVCTL_OUT_PENDING)
+		if (ph->outcome != ENVCTL_OUT_PENDING) {
+			eh->name = ph->name;
+			eh->outcome = ph->outcome;
+			eh->nrows = 1;
+			e->nhosts++;
 			continue;
-		eh->ph = ph;
-		if ((eh->host = inventory_find(e->ctx->inv,
-		    ph->name)) == NULL) {
+		}
+		if ((h = inventory_find(e->ctx->inv, ph->name)) == NULL) {
 			err_set(err, ENVCTL_ENOTFOUND, "host '%s' is not in "
 			    "the inventory '%s'", ph->name,
 			    inventory_path(e->ctx->inv));
 			err_context(err, "%s", e->p->plan_path);
 			return ENVCTL_ENOTFOUND;
 		}
+		in = plan_interps(e, ph, h, &n);
+		add_host(e, h, ph->name, in, n);
+		eh->outcome = ph->outcome;
+		eh->ph = ph;
 		eh->chosen = 1;
-		if (planfile_verify_host(&eh->d, ph, e->ctx->pb, eh->host,
+		if (planfile_verify_host(&eh->d, ph, e->ctx->pb, h,
 		    &e2) != 0) {
 			/* Refused: nothing to contact; ar says why. */
 			eh->tried = 1;
-			eh->ar.host = eh->host;
+			eh->ar.host = h;
 			eh->ar.outcome = ENVCTL_OUT_FAILED;
 			err_sethost(&e2, ph->name);
 			err_move(&eh->ar.err, &e2);
+			for (n = 1; n < eh->nrows; n++)
+				eh[n].unused = 1;
 			continue;
 		}
 		apply_input_from_planfile(&eh->in, ph, &eh->d);
@@ -513,14 +630,23 @@ static void
 inventory_hosts(struct engine *e)
 {
 	const struct context *ctx = e->ctx;
-	size_t i;
+	const struct host *h;
+	const char *const *in;
+	size_t i, n, total = 0;
 
-	e->hosts = xcalloc(ctx->nselected + 1, sizeof(*e->hosts));
+	for (i = 0; i < inventory_nhosts(ctx->inv); i++)
+		if (ctx->selected[i]) {
+			playbook_interpreters(ctx->pb,
+			    inventory_host(ctx->inv, i), &n);
+			total += n;
+		}
+	e->hosts = xcalloc(total + 1, sizeof(*e->hosts));
 	for (i = 0; i < inventory_nhosts(ctx->inv); i++) {
 		if (!ctx->selected[i])
 			continue;
-		e->hosts[e->nhosts].host = inventory_host(ctx->inv, i);
-		e->hosts[e->nhosts++].name = inventory_host(ctx->inv, i)->name;
+		h = inventory_host(ctx->inv, i);
+		in = playbook_interpreters(ctx->pb, h, &n);
+		add_host(e, h, h->name, in, n);
 	}
 }
 
@@ -547,7 +673,7 @@ engine_run(struct engine *e, const struct engine_policy *p,
 	run_phase(e, 1, 0, e->nhosts);
 	e->plans = xcalloc(e->nhosts + 1, sizeof(*e->plans));
 	for (i = 0; i < e->nhosts; i++)
-		if (e->hosts[i].read)
+		if (e->hosts[i].read && !e->hosts[i].unused)
 			e->plans[e->nplans++] = &e->hosts[i].hp;
 	if (p->ask && (r = ask(e)) != 0)
 		goto out;

@@ -78,12 +78,20 @@ struct engine_policy {
 };
 
 /*
- * One host of the run.  A batch loop or several files per host would add
- * results beside ar without changing the phases.
+ * One row of the run: a managed file of a host.  A host whose interpreters
+ * import several files has a row per file, next to each other; the first
+ * (the leader) holds one slot per interpreter, reads the host on one
+ * session and fills the others.  Slots beyond the files found are unused,
+ * and appear nowhere.
  */
 struct engine_host {
 	const char	*name;
 	const struct host *host;	/* NULL: a plan's host not changed */
+	const char *const *interps;	/* leader: every one to read */
+	size_t		 ninterps;
+	size_t		 nrows;		/* leader: its slots, itself first */
+	int		 follower;	/* a slot of the leader before it */
+	int		 unused;	/* a slot no file needed */
 	enum outcome	 outcome;	/* final, as every output says it */
 	enum outcome	 found;		/* what the read found */
 	int		 read;		/* hp is valid */

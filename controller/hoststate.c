@@ -14,7 +14,7 @@
 #define FILE_MAX	(8u * 1024 * 1024)
 
 json_t *
-hoststate_request(const struct playbook *pb, const struct host *h,
+hoststate_request(const struct playbook *pb, const char *interp,
     const struct desired *d, json_int_t id, int timeout_ms)
 {
 	json_t *req, *vars, *checks;
@@ -33,8 +33,7 @@ hoststate_request(const struct playbook *pb, const struct host *h,
 		    "path", d->vars[i].value));
 	}
 	req = json_pack("{s:s, s:I, s:s, s:o, s:o, s:i}", "op", "read",
-	    "id", id, "interpreter", h->python != NULL ? h->python :
-	    pb->interpreter, "vars", vars, "checks", checks,
+	    "id", id, "interpreter", interp, "vars", vars, "checks", checks,
 	    "timeout_ms", timeout_ms);
 	json_object_set_new(req, "path", pb->target != NULL ?
 	    json_string(pb->target) : json_null());
@@ -109,22 +108,30 @@ parse_target(struct host_state *st, const json_t *t, struct err *err)
 	hash_sha256_hex(st->sha256, st->content.data, st->content.len);
 }
 
+/* One interpreter's read: who it is and its effect (probe). */
 static void
-parse_probe(struct host_state *st, const json_t *p, struct err *err)
+parse_interp(struct hs_interp *in, const json_t *read, struct err *err)
 {
-	const json_t *values, *se, *v;
+	const json_t *values, *se, *v, *p;
 	const char *name, *exc, *msg;
 	size_t i = 0;
 
-	st->imported = str(p, "imported", 0, "probe", err);
-	st->shadowed = json_is_true(json_object_get(p, "shadowed"));
-	st->probe_stderr = str(p, "stderr", 0, "probe", err);
-	st->start_failed = str(p, "failed", 0, "probe", err);
+	p = json_object_get(read, "interpreter");
+	in->path = str(p, "path", 1, "interpreter", err);
+	in->version = str(p, "version", 1, "interpreter", err);
+	if ((p = json_object_get(read, "probe")) == NULL) {
+		err_set(err, ENVCTL_EPARSE, "agent reply: 'probe' is missing");
+		return;
+	}
+	in->imported = str(p, "imported", 0, "probe", err);
+	in->shadowed = json_is_true(json_object_get(p, "shadowed"));
+	in->probe_stderr = str(p, "stderr", 0, "probe", err);
+	in->start_failed = str(p, "failed", 0, "probe", err);
 	se = json_object_get(p, "startup_error");
 	if (json_is_object(se)) {
 		exc = json_string_value(json_object_get(se, "exception"));
 		msg = json_string_value(json_object_get(se, "message"));
-		st->startup_error = xstrdup(exc != NULL ? exc :
+		in->startup_error = xstrdup(exc != NULL ? exc :
 		    msg != NULL ? msg : "error in sitecustomize");
 	}
 	values = json_object_get(p, "values");
@@ -133,15 +140,36 @@ parse_probe(struct host_state *st, const json_t *p, struct err *err)
 		    "missing");
 		return;
 	}
-	st->values = xcalloc(json_object_size(values) + 1,
-	    sizeof(*st->values));
+	in->values = xcalloc(json_object_size(values) + 1,
+	    sizeof(*in->values));
 	json_object_foreach((json_t *)values, name, v) {
-		st->values[i].name = xstrdup(name);
-		st->values[i].value = json_is_string(v) ?
+		in->values[i].name = xstrdup(name);
+		in->values[i].value = json_is_string(v) ?
 		    xstrdup(json_string_value(v)) : NULL;
 		i++;
 	}
-	st->nvalues = i;
+	in->nvalues = i;
+}
+
+static void
+interp_release(struct hs_interp *in)
+{
+	size_t i;
+
+	free(in->path);
+	free(in->version);
+	free(in->imported);
+	free(in->startup_error);
+	free(in->start_failed);
+	free(in->probe_stderr);
+	for (i = 0; i < in->nvalues; i++) {
+		if (in->values[i].value != NULL)
+			explicit_wipe(in->values[i].value,
+			    strlen(in->values[i].value));
+		free(in->values[i].name);
+		free(in->values[i].value);
+	}
+	free(in->values);
 }
 
 static void
@@ -166,10 +194,12 @@ parse_checks(struct host_state *st, const json_t *checks, struct err *err)
 
 int
 hoststate_parse(struct host_state *st, const json_t *hello,
-    const json_t *read, struct err *err)
+    const json_t *const *reads, size_t n, struct err *err)
 {
 	struct err e = ENVCTL_ERR_INIT;
-	const json_t *o;
+	const json_t *o, *read = reads[0];
+	struct hs_interp first;
+	size_t i;
 
 	memset(st, 0, sizeof(*st));
 	buf_init(&st->content, FILE_MAX);
@@ -177,17 +207,24 @@ hoststate_parse(struct host_state *st, const json_t *hello,
 	st->arch = str(hello, "arch", 1, "hello", &e);
 	st->user = str(hello, "user", 0, "hello", &e);
 	st->hostname = str(hello, "hostname", 0, "hello", &e);
-	o = json_object_get(read, "interpreter");
-	st->interp_path = str(o, "path", 1, "interpreter", &e);
-	st->interp_version = str(o, "version", 1, "interpreter", &e);
 	if ((o = json_object_get(read, "target")) == NULL)
 		err_set(&e, ENVCTL_EPARSE, "agent reply: 'target' is missing");
 	else
 		parse_target(st, o, &e);
-	if ((o = json_object_get(read, "probe")) == NULL)
-		err_set(&e, ENVCTL_EPARSE, "agent reply: 'probe' is missing");
-	else
-		parse_probe(st, o, &e);
+	memset(&first, 0, sizeof(first));
+	parse_interp(&first, read, &e);
+	st->interp_path = first.path;
+	st->interp_version = first.version;
+	st->imported = first.imported;
+	st->shadowed = first.shadowed;
+	st->startup_error = first.startup_error;
+	st->start_failed = first.start_failed;
+	st->probe_stderr = first.probe_stderr;
+	st->values = first.values;
+	st->nvalues = first.nvalues;
+	st->also = xcalloc(n, sizeof(*st->also));
+	for (i = 1; i < n; i++)
+		parse_interp(&st->also[st->nalso++], reads[i], &e);
 	parse_checks(st, json_object_get(read, "checks"), &e);
 	if (e.code != 0) {
 		/* What was parsed before the bad field is freed too. */
@@ -200,27 +237,71 @@ hoststate_parse(struct host_state *st, const json_t *hello,
 }
 
 const char *
-hoststate_value(const struct host_state *st, const char *name)
+hoststate_read_real(const json_t *read)
+{
+	return json_string_value(json_object_get(json_object_get(read,
+	    "target"), "real"));
+}
+
+static const char *
+value_of(const struct hs_value *v, size_t n, const char *name)
 {
 	size_t i;
 
-	for (i = 0; i < st->nvalues; i++)
-		if (strcmp(st->values[i].name, name) == 0)
-			return st->values[i].value;
+	for (i = 0; i < n; i++)
+		if (strcmp(v[i].name, name) == 0)
+			return v[i].value;
 	return NULL;
+}
+
+const char *
+hoststate_value(const struct host_state *st, const char *name)
+{
+	return value_of(st->values, st->nvalues, name);
+}
+
+const char *
+hoststate_value_in(const struct host_state *st, size_t i, const char *name)
+{
+	if (i == 0)
+		return hoststate_value(st, name);
+	return value_of(st->also[i - 1].values, st->also[i - 1].nvalues, name);
+}
+
+size_t
+hoststate_ninterps(const struct host_state *st)
+{
+	return 1 + st->nalso;
+}
+
+const char *
+hoststate_interp(const struct host_state *st, size_t i)
+{
+	return i == 0 ? st->interp_path : st->also[i - 1].path;
+}
+
+const char *
+hoststate_startup_error(const struct host_state *st, size_t i)
+{
+	return i == 0 ? st->startup_error : st->also[i - 1].startup_error;
+}
+
+const char *
+hoststate_start_failed(const struct host_state *st, size_t i)
+{
+	return i == 0 ? st->start_failed : st->also[i - 1].start_failed;
 }
 
 void
 hoststate_release(struct host_state *st)
 {
+	struct hs_interp first;
 	size_t i;
 
 	free(st->agent_version);
 	free(st->arch);
 	free(st->user);
 	free(st->hostname);
-	free(st->interp_path);
-	free(st->interp_version);
 	free(st->path);
 	free(st->source);
 	free(st->real);
@@ -230,18 +311,17 @@ hoststate_release(struct host_state *st)
 	free(st->owner);
 	free(st->group);
 	buf_wipe(&st->content);
-	free(st->imported);
-	free(st->startup_error);
-	free(st->start_failed);
-	free(st->probe_stderr);
-	for (i = 0; i < st->nvalues; i++) {
-		if (st->values[i].value != NULL)
-			explicit_wipe(st->values[i].value,
-			    strlen(st->values[i].value));
-		free(st->values[i].name);
-		free(st->values[i].value);
-	}
-	free(st->values);
+	memset(&first, 0, sizeof(first));
+	/* The first interpreter's effect, as parse_interp() made it. */
+	first.path = st->interp_path;
+	first.version = st->interp_version;
+	first.imported = st->imported;
+	first.startup_error = st->startup_error;
+	first.start_failed = st->start_failed;
+	first.probe_stderr = st->probe_stderr;
+	first.values = st->values;
+	first.nvalues = st->nvalues;
+	interp_release(&first);
 	for (i = 0; i < st->nchecks; i++) {
 		free(st->checks[i].name);
 		free(st->checks[i].kind);
@@ -249,5 +329,8 @@ hoststate_release(struct host_state *st)
 		free(st->checks[i].reason);
 	}
 	free(st->checks);
+	for (i = 0; i < st->nalso; i++)
+		interp_release(&st->also[i]);
+	free(st->also);
 	memset(st, 0, sizeof(*st));
 }

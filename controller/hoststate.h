@@ -1,11 +1,12 @@
 /*
  * hoststate.h - what one host has: its file, its interpreter, its effect.
  *
- * hoststate_request() builds the agent's "read" request from a playbook and
- * the host's desired values (which variables to probe, which check:s to
- * run); hoststate_parse() turns the agent's hello and read replies into a
- * struct host_state, validating every field it uses.  A missing file is a
- * state (exists = 0), not an error.  The struct owns all its memory.
+ * hoststate_request() builds the agent's "read" request for one interpreter
+ * from a playbook and the host's desired values (which variables to probe,
+ * which check:s to run); hoststate_parse() turns the agent's hello and the
+ * read replies of every interpreter that imports one file into a struct
+ * host_state, validating every field it uses.  A missing file is a state
+ * (exists = 0), not an error.  The struct owns all its memory.
  */
 #ifndef ENVCTL_CONTROLLER_HOSTSTATE_H
 #define ENVCTL_CONTROLLER_HOSTSTATE_H
@@ -32,6 +33,19 @@ struct hs_check {
 	char		*path;
 	int		 ok;
 	char		*reason;	/* NULL when ok */
+};
+
+/* A further interpreter that imports the same file, and its effect. */
+struct hs_interp {
+	char		*path;
+	char		*version;
+	char		*imported;
+	int		 shadowed;
+	char		*startup_error;
+	char		*start_failed;
+	char		*probe_stderr;
+	struct hs_value	*values;
+	size_t		 nvalues;
 };
 
 struct host_state {
@@ -68,20 +82,41 @@ struct host_state {
 	size_t		 nvalues;
 	struct hs_check	*checks;
 	size_t		 nchecks;
+	/*
+	 * The fields above hold the first interpreter's effect; also[] those
+	 * of the others that import this same file, in the order listed.
+	 */
+	struct hs_interp *also;
+	size_t		 nalso;
 };
 
-/* Builds {"op":"read",...} for h into *out (a new reference). */
-json_t	*hoststate_request(const struct playbook *pb, const struct host *h,
+/* {"op":"read",...} of interp on h (a new reference). */
+json_t	*hoststate_request(const struct playbook *pb, const char *interp,
 	    const struct desired *d, json_int_t id, int timeout_ms);
 /*
- * Fills st from the agent's replies (both ok:true, already checked).
- * ENVCTL_EPARSE names the first missing or mistyped field; st then holds
- * nothing to release.
+ * Fills st from the agent's hello and the n >= 1 read replies (all
+ * ok:true, already checked) of interpreters that import one file: the
+ * file, the checks and the first effect from reads[0].  ENVCTL_EPARSE
+ * names the first missing or mistyped field; st then holds nothing to
+ * release.
  */
 int	hoststate_parse(struct host_state *st, const json_t *hello,
-	    const json_t *read, struct err *err);
-/* The effective value of name, or NULL when unset or not probed. */
+	    const json_t *const *reads, size_t n, struct err *err);
+/* The real path of the file a read reply names, or NULL (borrowed). */
+const char *hoststate_read_real(const json_t *read);
+/*
+ * The effective value of name in interpreter i (0: the first, then
+ * also[i - 1]), or NULL when unset or not probed.
+ */
 const char *hoststate_value(const struct host_state *st, const char *name);
+const char *hoststate_value_in(const struct host_state *st, size_t i,
+	    const char *name);
+/* 1 + nalso. */
+size_t	hoststate_ninterps(const struct host_state *st);
+/* Interpreter i's path, start-up error and start failure (borrowed). */
+const char *hoststate_interp(const struct host_state *st, size_t i);
+const char *hoststate_startup_error(const struct host_state *st, size_t i);
+const char *hoststate_start_failed(const struct host_state *st, size_t i);
 void	hoststate_release(struct host_state *st);
 
 #endif

@@ -1142,6 +1142,7 @@ static const char *const key_names[] = { "ansible_private_key_file",
 	"ansible_ssh_private_key_file", NULL };
 static const char *const python_names[] = { "ansible_python_interpreter",
 	NULL };
+static const char *const interps_names[] = { "envctl_interpreters", NULL };
 static const char *const args_names[] = { "ansible_ssh_common_args", NULL };
 static const char *const conn_names[] = { "ansible_connection", NULL };
 static const char *const become_names[] = { "ansible_become", NULL };
@@ -1166,6 +1167,136 @@ in_words(const char *s, const char *const *words)
 		if (strcmp(s, *words) == 0)
 			return 1;
 	return 0;
+}
+
+/* A copy of s[0..n) that lives as long as the inventory. */
+static const char *
+intern(struct inventory *inv, const char *s, size_t n, const struct ynode *at)
+{
+	if (inv->vaultdoc == NULL)
+		inv->vaultdoc = ydoc_new(inv->path);
+	return ydoc_add_scalar(inv->vaultdoc, ENVCTL_YSTR, s, n, at->line,
+	    at->col)->str;
+}
+
+static int
+interp_ok(const struct ynode *v)
+{
+	return ynode_is_string(v) && v->len > 0 && strlen(v->str) == v->len &&
+	    !in_words(v->str, python_autos);
+}
+
+static int
+auto_word(const char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; python_autos[i] != NULL; i++)
+		if (strlen(python_autos[i]) == n &&
+		    memcmp(python_autos[i], p, n) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+add_interp(struct host *h, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < h->ninterpreters; i++)
+		if (strcmp(h->interpreters[i], s) == 0)
+			return;		/* named twice: managed once */
+	h->interpreters[h->ninterpreters++] = s;
+}
+
+/*
+ * envctl_interpreters: a list of interpreter paths or command names, or
+ * one string of them separated by commas.  A string that looks like a
+ * list ("[...]", as an INI [group:vars] line keeps it) is refused rather
+ * than read as one odd name.
+ */
+static void
+parse_interpreters(struct invb *l, struct host *h)
+{
+	const struct ynode *v;
+	const char *var, *p, *q;
+	size_t i, n;
+
+	if ((v = conn_value(l, h, interps_names, &var)) == NULL) {
+		if (h->python != NULL) {
+			h->interpreters = xcalloc(2, sizeof(*h->interpreters));
+			h->interpreters[h->ninterpreters++] = h->python;
+		}
+		return;
+	}
+	if (ynode_is_string(v) && v->len > 0 && (v->str[0] == '[' ||
+	    v->str[0] == '(')) {
+		report_conn(l, ENVCTL_EINVALID, h, var, v, "'%s' is the string "
+		    "'%s', not a list (INI [group:vars] values are strings): "
+		    "write a YAML list, or the paths separated by commas",
+		    var, v->str);
+		return;
+	}
+	if (v->type == ENVCTL_YSEQ) {
+		n = v->nitems;
+		for (i = 0; i < n; i++)
+			if (is_templated(v->items[i])) {
+				report_conn(l, ENVCTL_EUNSUPPORTED, h, var, v,
+				    "templated connection variables are not "
+				    "supported: '%s' item %zu is '%s'", var,
+				    i + 1, v->items[i]->str);
+				return;
+			} else if (!interp_ok(v->items[i])) {
+				report_conn(l, ENVCTL_EINVALID, h, var, v,
+				    "'%s' item %zu must be an interpreter path "
+				    "or name, got %s", var, i + 1,
+				    ynode_is_string(v->items[i]) &&
+				    v->items[i]->len == 0 ? "an empty string" :
+				    ynode_is_string(v->items[i]) ? "'auto'" :
+				    ynode_describe(v->items[i]));
+				return;
+			}
+	} else if (ynode_is_string(v) && v->len > 0 &&
+	    strlen(v->str) == v->len) {
+		n = 1;
+		for (p = v->str; *p != '\0'; p++)
+			n += *p == ',';
+	} else {
+		report_conn(l, ENVCTL_EINVALID, h, var, v, "'%s' must be a "
+		    "list of interpreters, got %s", var, ynode_describe(v));
+		return;
+	}
+	if (n == 0 || n > ENVCTL_MAX_INTERPRETERS) {
+		report_conn(l, ENVCTL_EINVALID, h, var, v, "'%s' must list "
+		    "from 1 to %d interpreters, got %zu", var,
+		    ENVCTL_MAX_INTERPRETERS, n);
+		return;
+	}
+	h->interpreters = xcalloc(n + 1, sizeof(*h->interpreters));
+	if (v->type == ENVCTL_YSEQ) {
+		for (i = 0; i < n; i++)
+			add_interp(h, v->items[i]->str);
+		return;
+	}
+	for (p = v->str; ; p = q + 1) {
+		q = strchr(p, ',');
+		while (*p == ' ' || *p == '\t')
+			p++;
+		n = q != NULL ? (size_t)(q - p) : strlen(p);
+		while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+			n--;
+		if (n == 0 || auto_word(p, n)) {
+			report_conn(l, ENVCTL_EINVALID, h, var, v, "'%s': an "
+			    "empty or 'auto' entry in '%s'", var, v->str);
+			free(h->interpreters);
+			h->interpreters = NULL;
+			h->ninterpreters = 0;
+			return;
+		}
+		add_interp(h, intern(l->inv, p, n, v));
+		if (q == NULL)
+			break;
+	}
 }
 
 static void
@@ -1194,6 +1325,7 @@ parse_connection(struct invb *l, struct host *h)
 	h->python = conn_string(l, h, python_names);
 	if (h->python != NULL && in_words(h->python, python_autos))
 		h->python = NULL;
+	parse_interpreters(l, h);
 	h->become_user = conn_string(l, h, become_user_names);
 	if ((s = conn_string(l, h, become_method_names)) != NULL &&
 	    strcmp(s, "sudo") != 0 && strcmp(s, "ansible.builtin.sudo") != 0)
@@ -1927,6 +2059,7 @@ inventory_free(struct inventory *inv)
 		free(inv->hosts[i].name);
 		free(inv->hosts[i].vars);
 		free(inv->hosts[i].groups);
+		free(inv->hosts[i].interpreters);
 		free(inv->own[i].v);
 		free(inv->hfvars[i].v);
 	}

@@ -21,6 +21,8 @@ struct ynode;
 struct inventory;
 struct hvar;
 
+/* Most interpreters one host may list (envctl_interpreters). */
+#define ENVCTL_MAX_INTERPRETERS	16
 /* Most hosts one inventory may hold once ranges are expanded. */
 #define ENVCTL_INVENTORY_MAX_HOSTS	100000u
 
@@ -38,6 +40,12 @@ struct host {
 	int		 become;	/* ansible_become (sudo -n) */
 	const char	*become_user;	/* ansible_become_user; NULL: root */
 	const char	*python;	/* NULL when unset or auto* */
+	/*
+	 * envctl_interpreters, else python as a list of one; n = 0 when
+	 * neither is set (the playbook's then).  Borrowed strings.
+	 */
+	const char	**interpreters;
+	size_t		 ninterpreters;
 	int		 local;		/* ansible_connection: local */
 	const char	*ssh_common_args; /* raw, NULL = not set */
 	/* private */

@@ -22,42 +22,55 @@ outcome_name(enum outcome o)
 	return names[o];
 }
 
-/* Sends hello and read together, then takes both replies. */
+/*
+ * Sends hello and a read per interpreter together, then takes the
+ * replies: hello checked, each read as it came (ok:false included).
+ */
 static int
-exchange(struct host_plan *hp, struct agentlink *l, const struct playbook *pb,
-    int fork, int timeout_ms, json_t **hello,
-    json_t **read, struct err *err)
+exchange(struct agentlink *l, const struct host_plan *hp,
+    const struct playbook *pb, const char *const *interps, size_t n,
+    int fork, json_t **hello, json_t **reads, struct err *err)
 {
 	json_t *req;
-	int r;
+	size_t i;
+	int r, ms = agentlink_host_ms(l);
 
 	req = json_pack("{s:s, s:i, s:i}", "op", "hello", "id", 1,
 	    "protocol", ENVCTL_PROTO_VERSION);
 	r = agentlink_send(l, req, err);
 	json_decref(req);
-	if (r != 0)
-		return r;
-	req = hoststate_request(pb, hp->host, &hp->d, 2, timeout_ms);
-	if (fork)
-		json_object_set_new(req, "fork", json_true());
-	r = agentlink_send(l, req, err);
-	json_decref(req);
+	for (i = 0; r == 0 && i < n; i++) {
+		/* The probe's deadline on the host ends before ours. */
+		req = hoststate_request(pb, interps[i], &hp->d,
+		    (json_int_t)i + 2, ms);
+		if (fork && i == 0)
+			json_object_set_new(req, "fork", json_true());
+		r = agentlink_send(l, req, err);
+		json_decref(req);
+	}
 	if (r != 0)
 		return r;
 	if ((r = agentlink_recv(l, hello, err)) != 0 ||
 	    (r = proto_reply_error(*hello, err)) != 0)
 		return r;
-	if ((r = agentlink_recv(l, read, err)) != 0 ||
-	    (r = proto_reply_error(*read, err)) != 0)
-		return r;
+	for (i = 0; i < n; i++)
+		if ((r = agentlink_recv(l, &reads[i], err)) != 0)
+			return r;
 	return 0;
+}
+
+static int
+same(const char *a, const char *b)
+{
+	return a == NULL ? b == NULL : b != NULL && strcmp(a, b) == 0;
 }
 
 static void
 compare(struct host_plan *hp, const struct playbook *pb)
 {
 	const struct host_state *st = &hp->st;
-	size_t i;
+	const char *v;
+	size_t i, k;
 
 	hash_sha256_hex(hp->want_sha256, hp->d.content.data,
 	    hp->d.content.len);
@@ -65,8 +78,11 @@ compare(struct host_plan *hp, const struct playbook *pb)
 	    strcmp(st->sha256, hp->want_sha256) == 0;
 	hp->effects = xcalloc(hp->d.nvars + 1, sizeof(*hp->effects));
 	hp->neffects = hp->d.nvars;
-	hp->all_in_effect = st->startup_error == NULL &&
-	    st->start_failed == NULL;
+	hp->all_in_effect = 1;
+	for (k = 0; k < hoststate_ninterps(st); k++)
+		if (hoststate_startup_error(st, k) != NULL ||
+		    hoststate_start_failed(st, k) != NULL)
+			hp->all_in_effect = 0;
 	for (i = 0; i < hp->d.nvars; i++) {
 		struct var_effect *e = &hp->effects[i];
 
@@ -74,8 +90,15 @@ compare(struct host_plan *hp, const struct playbook *pb)
 		e->want = hp->d.vars[i].value;
 		e->secret = hp->d.vars[i].secret;
 		e->now = hoststate_value(st, e->name);
-		e->in_effect = e->now != NULL && e->want != NULL &&
-		    strcmp(e->now, e->want) == 0;
+		e->in_effect = same(e->now, e->want) && e->want != NULL;
+		for (k = 1; k < hoststate_ninterps(st) && e->other == 0; k++) {
+			v = hoststate_value_in(st, k, e->name);
+			if (!same(v, e->now)) {
+				e->other = k;
+				e->other_now = v;
+				e->in_effect = 0;
+			}
+		}
 		if (!e->in_effect)
 			hp->all_in_effect = 0;
 	}
@@ -109,12 +132,12 @@ plan_begin(struct host_plan *hp, const struct host *h,
 
 int
 plan_read(struct host_plan *hp, const struct playbook *pb,
-    const json_t *hello, const json_t *read)
+    const json_t *hello, const json_t *const *reads, size_t n)
 {
 	struct buf la = ENVCTL_BUF_INIT, lb = ENVCTL_BUF_INIT;
 	int r;
 
-	if ((r = hoststate_parse(&hp->st, hello, read, &hp->err)) != 0)
+	if ((r = hoststate_parse(&hp->st, hello, reads, n, &hp->err)) != 0)
 		goto out;
 	hp->have_state = 1;
 	r = desired_content(&hp->d, pb, hp->host, hp->st.exists ?
@@ -147,19 +170,89 @@ out:
 	return r;
 }
 
-int
-plan_fetch(struct host_plan *hp, struct agentlink *l,
-    const struct playbook *pb, int fork)
+static int
+read_ok(const json_t *reply)
 {
-	json_t *hello = NULL, *read = NULL;
+	return json_is_true(json_object_get(reply, "ok"));
+}
+
+/* Row k of rows, begun for h when it is not row 0. */
+static struct host_plan *
+row(struct host_plan **rows, size_t k, const struct playbook *pb,
+    const char *const *interps)
+{
+	struct host_plan *hp = rows[k];
+
+	if (k > 0)
+		plan_begin(hp, rows[0]->host, pb);
+	hp->interps = interps;
+	hp->ninterps = 0;
+	return hp;
+}
+
+int
+plan_fetch(struct host_plan **rows, size_t *nrows, struct agentlink *l,
+    const struct playbook *pb, const char *const *interps, size_t n,
+    int fork)
+{
+	json_t *hello = NULL, **reads = xcalloc(n + 1, sizeof(*reads));
+	const json_t **mine = xcalloc(n + 1, sizeof(*mine));
+	const char **names = xcalloc(n + 1, sizeof(*names));
+	size_t *of = xcalloc(n + 1, sizeof(*of)), i, j, k;
+	const char *real;
 	int r;
 
-	/* The probe's deadline on the host ends before the controller's. */
-	if ((r = exchange(hp, l, pb, fork, agentlink_host_ms(l), &hello,
-	    &read, &hp->err)) == 0)
-		r = plan_read(hp, pb, hello, read);
+	*nrows = 1;
+	rows[0]->interps = interps;
+	rows[0]->ninterps = n;
+	if ((r = exchange(l, rows[0], pb, interps, n, fork, &hello, reads,
+	    &rows[0]->err)) != 0)
+		goto out;
+	/* Each interpreter joins the row of the first that shares its file. */
+	for (i = 0; i < n; i++) {
+		of[i] = *nrows;
+		real = read_ok(reads[i]) ?
+		    hoststate_read_real(reads[i]) : NULL;
+		for (j = 0; real != NULL && j < i; j++)
+			if (read_ok(reads[j]) &&
+			    hoststate_read_real(reads[j]) != NULL &&
+			    strcmp(hoststate_read_real(reads[j]), real) == 0) {
+				of[i] = of[j];
+				break;
+			}
+		if (i == 0)
+			of[i] = 0;
+		else if (of[i] == *nrows)
+			(*nrows)++;
+	}
+	/* Interpreter names are kept per row, in a copy of interps' order. */
+	for (k = 0, j = 0; k < *nrows; k++) {
+		struct host_plan *hp = row(rows, k, pb, names + j);
+		size_t m = 0;
+
+		for (i = 0; i < n; i++)
+			if (of[i] == k) {
+				names[j++] = interps[i];
+				mine[m++] = reads[i];
+			}
+		hp->ninterps = m;
+		if (proto_reply_error(mine[0], &hp->err) != 0) {
+			err_context(&hp->err, "interpreter '%s'",
+			    hp->interps[0]);
+			continue;
+		}
+		plan_read(hp, pb, hello, mine, m);
+	}
+	r = rows[0]->err.code;
+out:
 	json_decref(hello);
-	json_decref(read);
+	for (i = 0; i < n; i++)
+		json_decref(reads[i]);
+	free(reads);
+	free(mine);
+	free(of);
+	/* names is the rows': freed with rows[0] by plan_release(). */
+	rows[0]->names = names;
 	return r;
 }
 
@@ -171,6 +264,7 @@ plan_release(struct host_plan *hp)
 		hoststate_release(&hp->st);
 	desired_release(&hp->d);
 	free(hp->effects);
+	free(hp->names);
 	buf_release(&hp->diff);
 	memset(hp, 0, sizeof(*hp));
 }

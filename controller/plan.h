@@ -1,13 +1,16 @@
 /*
  * plan.h - one host's plan: what it has, what it should have, the change.
  *
- * plan_begin() expands the playbook's values for one host; plan_fetch()
- * sends hello and read pipelined on an open agent session (one round trip
- * on a warm host) and plan_read() renders the desired file against the
- * current one, diffs it, and compares every variable's effective value
- * with the desired one.  Nothing here writes on the host; the session is
- * the engine's (engine.h).  Each host_plan is filled by one worker thread
- * and read by the printer afterwards.
+ * A host_plan is one managed file of one host, with the interpreters that
+ * import it.  plan_begin() expands the playbook's values for one host;
+ * plan_fetch() sends hello and a read per interpreter pipelined on an open
+ * agent session (one round trip on a warm host), groups the interpreters
+ * by the file they import, and plan_read() renders the desired file
+ * against the current one, diffs it, and compares every variable's
+ * effective value in every interpreter with the desired one.  Nothing
+ * here writes on the host; the session is the engine's (engine.h).  Each
+ * host_plan is filled by one worker thread and read by the printer
+ * afterwards.
  */
 #ifndef ENVCTL_CONTROLLER_PLAN_H
 #define ENVCTL_CONTROLLER_PLAN_H
@@ -42,11 +45,19 @@ struct var_effect {
 	const char	*now;		/* effective now; NULL = unset */
 	const char	*want;		/* desired; NULL when not expanded */
 	int		 secret;
-	int		 in_effect;	/* now equals want */
+	int		 in_effect;	/* now equals want, in every
+					   interpreter */
+	/* The first further interpreter that disagrees with now, or 0. */
+	size_t		 other;		/* its index (hoststate_interp) */
+	const char	*other_now;
 };
 
 struct host_plan {
 	const struct host *host;
+	const char *const *interps;	/* read for this file (borrowed) */
+	size_t		 ninterps;
+	const char	**names;	/* row 0: owns the rows' interps */
+	int		 several;	/* the host has other rows (files) */
 	enum outcome	 outcome;
 	struct err	 err;		/* why failed / unreachable */
 	int		 have_state;	/* st and the fields below are valid */
@@ -65,13 +76,18 @@ struct host_plan {
 };
 
 /*
- * After plan_begin(), reads the host on session l and fills the rest of hp
- * through plan_read(); fork asks the agent to start its fork server (more
- * interpreter runs follow on this session).  Returns 0 or the error code
- * recorded in hp->err (the host's name is the caller's to add).
+ * After plan_begin() of rows[0], reads the host's n interpreters on
+ * session l and fills one row per distinct file they import, in the order
+ * of their first interpreter, each through plan_read() (further rows are
+ * plan_begin()'d here): at most n rows, *nrows says how many.  An
+ * interpreter whose read fails has a failed row of its own.  fork asks the
+ * agent to start its fork server (more interpreter runs follow on this
+ * session).  Returns 0 or the first row's error code; every row's is in
+ * its err (the host's name is the caller's to add).
  */
-int	plan_fetch(struct host_plan *hp, struct agentlink *l,
-	    const struct playbook *pb, int fork);
+int	plan_fetch(struct host_plan **rows, size_t *nrows, struct agentlink *l,
+	    const struct playbook *pb, const char *const *interps, size_t n,
+	    int fork);
 /*
  * plan_fetch() without the network, for tests and fuzzing: plan_begin()
  * sets hp (zeroed) up for h and expands its values (outcome failed and
@@ -82,7 +98,7 @@ int	plan_fetch(struct host_plan *hp, struct agentlink *l,
 int	plan_begin(struct host_plan *hp, const struct host *h,
 	    const struct playbook *pb);
 int	plan_read(struct host_plan *hp, const struct playbook *pb,
-	    const json_t *hello, const json_t *read);
+	    const json_t *hello, const json_t *const *reads, size_t n);
 void	plan_release(struct host_plan *hp);
 /* "ok", "changed", "pending", "failed", "unreachable", "skipped". */
 const char *outcome_name(enum outcome o);

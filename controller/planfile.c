@@ -43,11 +43,18 @@ static json_t *
 host_json(const struct host_plan *hp)
 {
 	const struct host_state *st = &hp->st;
-	json_t *h, *cur;
+	json_t *h, *cur, *in;
+	size_t i;
 
 	h = json_pack("{s:s, s:s, s:i, s:s}", "name", hp->host->name,
 	    "address", hp->host->address, "port", hp->host->port,
 	    "outcome", outcome_name(hp->outcome));
+	if (hp->ninterps > 0) {
+		in = json_array();
+		for (i = 0; i < hp->ninterps; i++)
+			json_array_append_new(in, json_string(hp->interps[i]));
+		json_object_set_new(h, "interpreters", in);
+	}
 	if (!hp->have_state || hp->err.code != 0)
 		return h;
 	cur = json_pack("{s:b}", "exists", st->exists);
@@ -300,6 +307,60 @@ out:
 	return r;
 }
 
+/* The optional "interpreters": from 1 to 16 non-empty strings. */
+static int
+get_interps(struct planfile_host *ph, struct rd *rd, const json_t *o,
+    const char *at)
+{
+	const json_t *a = json_object_get(o, "interpreters"), *v;
+	size_t i, n;
+
+	if (a == NULL)
+		return 0;
+	n = json_is_array(a) ? json_array_size(a) : 0;
+	if (n == 0 || n > ENVCTL_PLAYBOOK_MAX_INTERPRETERS)
+		return bad(rd, ENVCTL_EPARSE, "'%sinterpreters' must be a list "
+		    "of 1 to %d interpreters", at,
+		    ENVCTL_PLAYBOOK_MAX_INTERPRETERS);
+	ph->interpreters = xcalloc(n + 1, sizeof(*ph->interpreters));
+	json_array_foreach(a, i, v) {
+		if (!json_is_string(v) || json_string_length(v) == 0 ||
+		    strlen(json_string_value(v)) != json_string_length(v))
+			return bad(rd, ENVCTL_EPARSE, "'%sinterpreters[%zu]' "
+			    "must be a non-empty string", at, i);
+		ph->interpreters[ph->ninterpreters++] =
+		    xstrdup(json_string_value(v));
+	}
+	return 0;
+}
+
+/*
+ * Two rows a and b (at indexes ka < kb) of one host: each row is a file
+ * and the interpreters that import it, so they must name interpreters,
+ * not the same one, and not the same file.
+ */
+static int
+same_host(const struct planfile_host *a, const struct planfile_host *b,
+    struct rd *rd, size_t ka, size_t kb)
+{
+	size_t i, j;
+
+	if (a->ninterpreters == 0 || b->ninterpreters == 0 ||
+	    (a->real != NULL && b->real != NULL &&
+	    strcmp(a->real, b->real) == 0))
+		return bad(rd, ENVCTL_EPARSE, "host '%s' is listed twice "
+		    "('hosts[%zu]' and 'hosts[%zu]')", a->name, ka, kb);
+	for (i = 0; i < a->ninterpreters; i++)
+		for (j = 0; j < b->ninterpreters; j++)
+			if (strcmp(a->interpreters[i],
+			    b->interpreters[j]) == 0)
+				return bad(rd, ENVCTL_EPARSE, "host '%s': "
+				    "interpreter '%s' is in 'hosts[%zu]' and "
+				    "'hosts[%zu]'", a->name,
+				    a->interpreters[i], ka, kb);
+	return 0;
+}
+
 static int
 host_parse(struct planfile *pf, struct rd *rd, const json_t *o, size_t i)
 {
@@ -317,20 +378,22 @@ host_parse(struct planfile *pf, struct rd *rd, const json_t *o, size_t i)
 	if ((r = dup_string(&ph->name, rd, o, at.data, "name")) != 0 ||
 	    (r = get_string(&outcome, rd, o, at.data, "outcome")) != 0)
 		goto out;
-	for (k = 0; k < i; k++)
-		if (strcmp(pf->hosts[k].name, ph->name) == 0) {
-			r = bad(rd, ENVCTL_EPARSE, "host '%s' is listed twice "
-			    "('hosts[%zu]' and 'hosts[%zu]')", ph->name, k, i);
-			goto out;
-		}
 	if ((oc = outcome_parse(outcome)) < 0) {
 		r = bad(rd, ENVCTL_EPARSE, "'%soutcome' is '%s', not ok, "
 		    "pending, failed or unreachable", at.data, outcome);
 		goto out;
 	}
 	ph->outcome = (enum outcome)oc;
-	if (ph->outcome == ENVCTL_OUT_PENDING)
-		r = host_files(ph, rd, o, at.data);
+	if ((r = get_interps(ph, rd, o, at.data)) != 0)
+		goto out;
+	if (ph->outcome == ENVCTL_OUT_PENDING &&
+	    (r = host_files(ph, rd, o, at.data)) != 0)
+		goto out;
+	/* A host has a row per file its interpreters import. */
+	for (k = 0; k < i; k++)
+		if (strcmp(pf->hosts[k].name, ph->name) == 0 &&
+		    (r = same_host(&pf->hosts[k], ph, rd, k, i)) != 0)
+			goto out;
 out:
 	buf_release(&at);
 	return r;
@@ -549,12 +612,15 @@ planfile_check_read(const struct planfile_host *ph,
 void
 planfile_release(struct planfile *pf)
 {
-	size_t i;
+	size_t i, k;
 
 	for (i = 0; i < pf->nhosts; i++) {
 		free(pf->hosts[i].name);
 		free(pf->hosts[i].target);
 		free(pf->hosts[i].real);
+		for (k = 0; k < pf->hosts[i].ninterpreters; k++)
+			free(pf->hosts[i].interpreters[k]);
+		free(pf->hosts[i].interpreters);
 		buf_wipe(&pf->hosts[i].cur);
 		buf_wipe(&pf->hosts[i].want);
 	}

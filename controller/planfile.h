@@ -36,6 +36,9 @@ struct planfile_host {
 	char		*name;
 	enum outcome	 outcome;	/* ok, pending, failed, unreachable */
 	char		*target;	/* the file the interpreter imports */
+	char		**interpreters;	/* those that import it; none in
+					   older plans: the inventory's */
+	size_t		 ninterpreters;
 	char		*real;		/* after every symlink */
 	int		 cur_exists;
 	struct buf	 cur;		/* bytes read; empty when absent */

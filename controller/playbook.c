@@ -12,12 +12,13 @@
 #include "common/selfexe.h"
 #include "common/strutil.h"
 #include "common/xmalloc.h"
+#include "controller/inventory.h"
 #include "controller/pylit.h"
 #include "controller/template.h"
 #include "controller/yamldoc.h"
 
 static const char *const top_keys[] = { "name", "description",
-	"interpreter", "path", "mode", "template", "policy", "env", "defaults",
+	"interpreter", "interpreters", "path", "mode", "template", "policy", "env", "defaults",
 	"backup", "create", NULL };
 static const char *const env_keys[] = { "value", "check", "secret",
 	"comment", NULL };
@@ -107,6 +108,57 @@ get_string(struct loadctx *c, const struct ynode *map, const char *key,
 	}
 	free(*dst);
 	*dst = xstrdup(n->str);
+}
+
+/*
+ * Copies a list of at most max non-empty strings (a lone string is a list
+ * of one); absent leaves *dst NULL.  Duplicates are dropped: one name is
+ * managed once.
+ */
+static void
+get_list(struct loadctx *c, const struct ynode *map, const char *key,
+    size_t max, char ***dst, size_t *n)
+{
+	const struct ynode *v = ymap_get(map, key), *it;
+	size_t i, j, cnt;
+
+	if (v == NULL)
+		return;
+	if (v->type == ENVCTL_YSCALAR && yscalar_kind(v) != ENVCTL_YNULL) {
+		cnt = 1;
+	} else if (v->type == ENVCTL_YSEQ) {
+		cnt = v->nitems;
+	} else {
+		bad(c, ENVCTL_EINVALID, v, "'%s' must be a list of strings, "
+		    "not %s", key, ynode_describe(v));
+		return;
+	}
+	if (cnt == 0 || cnt > max) {
+		bad(c, ENVCTL_EINVALID, v, "'%s' must list from 1 to %zu "
+		    "entries, not %zu", key, max, cnt);
+		return;
+	}
+	*dst = xcalloc(cnt + 1, sizeof(**dst));
+	for (i = 0; i < cnt; i++) {
+		it = v->type == ENVCTL_YSEQ ? v->items[i] : v;
+		if (!ynode_is_string(it) || it->len == 0 ||
+		    strlen(it->str) != it->len) {
+			bad(c, ENVCTL_EINVALID, it, "'%s' entries must be "
+			    "non-empty strings, not %s", key,
+			    ynode_describe(it));
+			continue;
+		}
+		if (template_has_syntax(it->str, it->len)) {
+			bad(c, ENVCTL_EUNSUPPORTED, it, "'%s' cannot be "
+			    "templated", key);
+			continue;
+		}
+		for (j = 0; j < *n; j++)
+			if (strcmp((*dst)[j], it->str) == 0)
+				break;
+		if (j == *n)
+			(*dst)[(*n)++] = xstrdup(it->str);
+	}
 }
 
 /* Looks the value of key up in words; returns its index, or dflt after
@@ -379,6 +431,11 @@ playbook_load(struct playbook **out, const char *path, struct err *err)
 		    "'-'", pb->name);
 	get_string(&c, root, "description", &pb->description);
 	get_string(&c, root, "interpreter", &pb->interpreter);
+	get_list(&c, root, "interpreters", ENVCTL_PLAYBOOK_MAX_INTERPRETERS,
+	    &pb->interpreters, &pb->ninterpreters);
+	if (pb->ninterpreters > 0 && ymap_get(root, "interpreter") != NULL)
+		bad(&c, ENVCTL_EINVALID, ymap_get(root, "interpreters"),
+		    "give 'interpreter' or 'interpreters', not both");
 	get_string(&c, root, "path", &pb->target);
 	check_path(&c, ymap_get(root, "path"));
 	pb->mode = (enum playbook_mode)get_enum(&c, root, "mode", modes,
@@ -429,6 +486,9 @@ playbook_free(struct playbook *pb)
 	free(pb->name);
 	free(pb->description);
 	free(pb->interpreter);
+	for (i = 0; i < pb->ninterpreters; i++)
+		free(pb->interpreters[i]);
+	free(pb->interpreters);
 	free(pb->target);
 	free(pb->template_path);
 	buf_release(&pb->template);
@@ -437,6 +497,22 @@ playbook_free(struct playbook *pb)
 	free(pb->create_group);
 	ydoc_free(pb->doc);
 	free(pb);
+}
+
+const char *const *
+playbook_interpreters(const struct playbook *pb, const struct host *h,
+    size_t *n)
+{
+	if (h != NULL && h->ninterpreters > 0) {
+		*n = h->ninterpreters;
+		return h->interpreters;
+	}
+	if (pb->ninterpreters > 0) {
+		*n = pb->ninterpreters;
+		return (const char *const *)pb->interpreters;
+	}
+	*n = 1;
+	return (const char *const *)&pb->interpreter;
 }
 
 const char *

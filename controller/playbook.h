@@ -17,6 +17,7 @@
 #include "controller/render.h"
 
 struct err;
+struct host;
 struct ydoc;
 struct ynode;
 
@@ -45,6 +46,8 @@ struct playbook {
 	char		*name;		/* block marker owner; file stem default */
 	char		*description;
 	char		*interpreter;	/* default "python3" */
+	char		**interpreters;	/* interpreters:, or NULL */
+	size_t		 ninterpreters;
 	char		*target;	/* NULL: ask the interpreter ("auto") */
 	enum playbook_mode mode;
 	enum render_policy policy;
@@ -61,6 +64,7 @@ struct playbook {
 	struct ydoc	*doc;		/* owns every ynode above */
 };
 
+#define ENVCTL_PLAYBOOK_MAX_INTERPRETERS	16
 #define ENVCTL_BACKUP_DIR	"/var/backups/envctl"
 #define ENVCTL_BACKUP_KEEP	10
 #define ENVCTL_TEMPLATE_MAX	(1024u * 1024)
@@ -84,6 +88,15 @@ void	playbook_free(struct playbook *pb);
  */
 int	playbook_find(char **out, const char *name, const char *base_dir,
 	    struct err *err);
+
+/*
+ * The interpreters whose sitecustomize h's workers import, in order:
+ * the inventory's (envctl_interpreters, ansible_python_interpreter), else
+ * the playbook's (interpreters:, interpreter:).  Sets *n (>= 1); the
+ * strings are borrowed from h and pb.
+ */
+const char *const *playbook_interpreters(const struct playbook *pb,
+	    const struct host *h, size_t *n);
 
 /* "dir", "file", "executable" or "none". */
 const char *playbook_check_name(enum playbook_check c);

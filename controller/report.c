@@ -177,6 +177,56 @@ file_line(struct buf *out, const struct host_state *st, struct vis *v)
 		buf_addstr(out, " (absent: will be created)\n");
 }
 
+/*
+ * The name a row is shown by: the host's, and the file's where the host
+ * has several (each is a row of its own).
+ */
+static const char *
+row_name(const struct host_plan *hp, struct vis *v, struct buf *tmp)
+{
+	if (!hp->several || !hp->have_state)
+		return vis_str(v, hp->host->name);
+	buf_reset(tmp);
+	buf_addf(tmp, "%s (%s)", hp->host->name, hp->st.path);
+	return vis_str(v, tmp->data);
+}
+
+/* Lines for the further interpreters that import the same file. */
+static void
+interp_lines(struct buf *out, const struct host_plan *hp,
+    const struct report_opts *ro, struct vis *v)
+{
+	const struct host_state *st = &hp->st;
+	const struct hs_interp *in;
+	size_t k;
+
+	if (st->nalso == 0)
+		return;
+	buf_addf(out, "    interpreters %s", vis_str(v, st->interp_path));
+	for (k = 0; k < st->nalso; k++)
+		buf_addf(out, ", %s", vis_str(v, st->also[k].path));
+	buf_addch(out, '\n');
+	for (k = 0; k < st->nalso; k++) {
+		in = &st->also[k];
+		if (in->shadowed)
+			buf_addf(out, "    %swarning%s   %s imports '%s' "
+			    "instead: this file has no effect there\n",
+			    col(ro, C_RED), col(ro, C_OFF), vis_str(v,
+			    in->path), vis_str(v, in->imported != NULL ?
+			    in->imported : "another sitecustomize"));
+		if (in->startup_error != NULL)
+			buf_addf(out, "    %serror%s     in %s, sitecustomize "
+			    "raises at startup: %s\n", col(ro, C_RED),
+			    col(ro, C_OFF), vis_str(v, in->path),
+			    vis_str(v, in->startup_error));
+		if (in->start_failed != NULL)
+			buf_addf(out, "    %serror%s     in %s, start-up "
+			    "fails: %s\n", col(ro, C_RED), col(ro, C_OFF),
+			    vis_str(v, in->path), vis_str(v,
+			    in->start_failed));
+	}
+}
+
 void
 report_plan_host(struct buf *out, const struct host_plan *hp,
     const struct report_opts *ro)
@@ -184,7 +234,7 @@ report_plan_host(struct buf *out, const struct host_plan *hp,
 	const struct host_state *st = &hp->st;
 	struct buf tmp = ENVCTL_BUF_INIT;
 	struct vis v = ENVCTL_VIS_INIT;
-	const char *name = vis_str(&v, hp->host->name);
+	const char *name = row_name(hp, &v, &tmp);
 	size_t i;
 
 	if (hp->outcome == ENVCTL_OUT_OK && !ro->verbose) {
@@ -214,6 +264,7 @@ report_plan_host(struct buf *out, const struct host_plan *hp,
 	if (!hp->have_state)
 		goto out;
 	file_line(out, st, &v);
+	interp_lines(out, hp, ro, &v);
 	if (st->shadowed)
 		buf_addf(out, "    %swarning%s   %s imports '%s' instead: this "
 		    "file has no effect\n", col(ro, C_RED), col(ro, C_OFF),
@@ -234,6 +285,13 @@ report_plan_host(struct buf *out, const struct host_plan *hp,
 			buf_addf(out, "    %-28s %s (in effect)\n",
 			    vis_str(&v, e->name),
 			    vis_str(&v, shown(e->now, e->secret)));
+		else if (e->other != 0)
+			buf_addf(out, "    %-28s %s, but %s in %s -> %s\n",
+			    vis_str(&v, e->name),
+			    vis_str(&v, shown_now(hp, e)),
+			    vis_str(&v, shown(e->other_now, e->secret)),
+			    vis_str(&v, hoststate_interp(st, e->other)),
+			    vis_str(&v, shown(e->want, e->secret)));
 		else
 			buf_addf(out, "    %-28s %s -> %s\n",
 			    vis_str(&v, e->name),
@@ -266,20 +324,53 @@ out:
 	vis_release(&v);
 }
 
+/* facts of a further interpreter that imports the same file. */
+static void
+also_facts(struct buf *out, const struct hs_interp *in,
+    const struct host_plan *hp, struct vis *v)
+{
+	const char *now;
+	size_t i, k;
+
+	buf_addf(out, "    interpreter   %s %s (imports the same file)\n",
+	    vis_str(v, in->path), vis_str(v, in->version));
+	buf_addf(out, "    imported      %s\n", vis_str(v, in->imported !=
+	    NULL ? in->imported : "(none: the import failed or no file)"));
+	if (in->startup_error != NULL)
+		buf_addf(out, "    startup error %s\n",
+		    vis_str(v, in->startup_error));
+	if (in->start_failed != NULL)
+		buf_addf(out, "    start-up      fails: %s\n",
+		    vis_str(v, in->start_failed));
+	for (i = 0; i < hp->neffects; i++) {
+		now = NULL;
+		for (k = 0; k < in->nvalues; k++)
+			if (strcmp(in->values[k].name,
+			    hp->effects[i].name) == 0)
+				now = in->values[k].value;
+		buf_addf(out, "    %-28s %s\n",
+		    vis_str(v, hp->effects[i].name), vis_str(v, now == NULL &&
+		    in->start_failed != NULL ? "(start-up fails)" :
+		    shown(now, hp->effects[i].secret)));
+	}
+}
+
 void
 report_facts_host(struct buf *out, const struct host_plan *hp,
     const struct report_opts *ro)
 {
 	const struct host_state *st = &hp->st;
+	struct buf tmp = ENVCTL_BUF_INIT;
 	struct vis v = ENVCTL_VIS_INIT;
-	size_t i;
+	size_t i, k;
 
 	if (hp->err.code != 0 || !hp->have_state) {
 		report_plan_host(out, hp, ro);
 		return;
 	}
 	buf_addf(out, "%s%s%s:\n", col(ro, C_BOLD),
-	    vis_str(&v, hp->host->name), col(ro, C_OFF));
+	    row_name(hp, &v, &tmp), col(ro, C_OFF));
+	buf_release(&tmp);
 	buf_addf(out, "    agent         %s (%s, user %s, host %s)\n",
 	    vis_str(&v, st->agent_version), vis_str(&v, st->arch),
 	    vis_str(&v, st->user != NULL ? st->user : "?"),
@@ -310,6 +401,8 @@ report_facts_host(struct buf *out, const struct host_plan *hp,
 		buf_addf(out, "    %-28s %s\n",
 		    vis_str(&v, hp->effects[i].name),
 		    vis_str(&v, shown_now(hp, &hp->effects[i])));
+	for (k = 0; k < st->nalso; k++)
+		also_facts(out, &st->also[k], hp, &v);
 	vis_release(&v);
 }
 
@@ -501,20 +594,41 @@ void
 report_drift_line(struct buf *b, const struct host_plan *hp)
 {
 	struct vis v = ENVCTL_VIS_INIT;
+	struct buf tmp = ENVCTL_BUF_INIT;
 	const char *sep = "";
 	size_t i;
 
-	buf_addf(b, "%s: ", vis_str(&v, hp->host->name));
+	buf_addf(b, "%s: ", row_name(hp, &v, &tmp));
+	buf_release(&tmp);
 	for (i = 0; i < hp->neffects; i++) {
 		const struct var_effect *e = &hp->effects[i];
 
 		/* Where start-up fails, nothing is in effect: said once. */
 		if (e->in_effect || hp->st.start_failed != NULL)
 			continue;
-		buf_addf(b, "%s%s effective %s, want %s", sep,
-		    vis_str(&v, e->name), vis_str(&v, shown(e->now,
-		    e->secret)), vis_str(&v, e->secret ? ENVCTL_MASK :
-		    e->want));
+		buf_addf(b, "%s%s effective %s", sep, vis_str(&v, e->name),
+		    vis_str(&v, shown(e->now, e->secret)));
+		if (e->other != 0)
+			buf_addf(b, " (%s in %s)", vis_str(&v,
+			    shown(e->other_now, e->secret)), vis_str(&v,
+			    hoststate_interp(&hp->st, e->other)));
+		buf_addf(b, ", want %s", vis_str(&v, e->secret ?
+		    ENVCTL_MASK : e->want));
+		sep = "; ";
+	}
+	for (i = 0; i < hp->st.nalso; i++) {
+		const struct hs_interp *in = &hp->st.also[i];
+
+		if (in->startup_error != NULL)
+			buf_addf(b, "%sin %s sitecustomize raises %s", sep,
+			    vis_str(&v, in->path),
+			    vis_str(&v, in->startup_error));
+		else if (in->start_failed != NULL)
+			buf_addf(b, "%sin %s start-up fails: %s", sep,
+			    vis_str(&v, in->path),
+			    vis_str(&v, in->start_failed));
+		else
+			continue;
 		sep = "; ";
 	}
 	if (hp->st.startup_error != NULL) {
@@ -624,6 +738,44 @@ report_err_json(const struct err *err)
 	return o;
 }
 
+/*
+ * Every interpreter that imports the file, the first included: who it
+ * is, its start-up, and the value of each variable there.
+ */
+static json_t *
+interps_json(const struct host_plan *hp)
+{
+	const struct host_state *st = &hp->st;
+	json_t *a = json_array(), *o, *vals;
+	const char *now;
+	size_t k, i;
+
+	for (k = 0; k < hoststate_ninterps(st); k++) {
+		const struct hs_interp *in = k > 0 ? &st->also[k - 1] : NULL;
+
+		vals = json_object();
+		for (i = 0; i < hp->neffects; i++) {
+			now = hoststate_value_in(st, k, hp->effects[i].name);
+			json_object_set_new(vals, hp->effects[i].name,
+			    hp->effects[i].secret && now != NULL ?
+			    json_string(ENVCTL_MASK) : jstr_or_null(now));
+		}
+		o = json_pack("{s:s, s:s, s:o, s:b, s:o, s:o, s:o}",
+		    "path", k == 0 ? st->interp_path : in->path,
+		    "version", k == 0 ? st->interp_version : in->version,
+		    "imported", jstr_or_null(k == 0 ? st->imported :
+		    in->imported),
+		    "shadowed", k == 0 ? st->shadowed : in->shadowed,
+		    "startup_error", jstr_or_null(hoststate_startup_error(st,
+		    k)),
+		    "start_failed", jstr_or_null(hoststate_start_failed(st,
+		    k)),
+		    "values", vals);
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
 json_t *
 report_plan_json(const struct host_plan *hp)
 {
@@ -684,6 +836,7 @@ report_plan_json(const struct host_plan *hp)
 		    "secret", v->secret));
 	}
 	json_object_set_new(h, "variables", vars);
+	json_object_set_new(h, "interpreters", interps_json(hp));
 	checks = json_array();
 	for (i = 0; i < st->nchecks; i++)
 		json_array_append_new(checks, json_pack("{s:s, s:s, s:s, s:b, "

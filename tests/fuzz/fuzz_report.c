@@ -297,7 +297,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_ASSERT(plan_begin(&hp, inventory_host(inv, 0), pb) == 0);
 	if (proto_reply_error(hello, &hp.err) == 0 &&
 	    proto_reply_error(read, &hp.err) == 0)
-		plan_read(&hp, pb, hello, read);
+		plan_read(&hp, pb, hello, (const json_t *const *)&read, 1);
 	report_all(&hp, check_secret);
 	plan_release(&hp);
 out:

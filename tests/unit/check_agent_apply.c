@@ -1016,6 +1016,78 @@ START_TEST(test_validate_wrapper)
 }
 END_TEST
 
+/*
+ * "also": every further interpreter that imports the file validates and
+ * verifies it too; one whose environment pins a value refuses it, named,
+ * and the file stays as it was.
+ */
+START_TEST(test_also)
+{
+	struct site s;
+	json_t *req, *reply;
+	char *wrapper, *same, *pinned, *good = good_file(1), *msg;
+
+	site_init(&s, "import os\n", 0);
+	wrapper = xasprintf("#!/bin/sh\nexec env "
+	    "PYTHONPATH=\"${PYTHONPATH:+$PYTHONPATH:}%s:%s\" %s \"$@\"\n",
+	    s.shadow, s.sitedir, tu_python());
+	same = tu_writes(s.dir, "python-same", wrapper);
+	free(wrapper);
+	wrapper = xasprintf("#!/bin/sh\nexport NCCL_PROTO=Simple\nexec env "
+	    "PYTHONPATH=\"${PYTHONPATH:+$PYTHONPATH:}%s:%s\" %s \"$@\"\n",
+	    s.shadow, s.sitedir, tu_python());
+	pinned = tu_writes(s.dir, "python-pinned", wrapper);
+	ck_assert_int_eq(chmod(same, 0755), 0);
+	ck_assert_int_eq(chmod(pinned, 0755), 0);
+
+	req = apply_req(&s, good);
+	json_object_set_new(req, "also", json_pack("[s]", pinned));
+	reply = ask(req);
+	msg = xasprintf("in %s: the new file does not work: NCCL_PROTO is "
+	    "'Simple', want 'LL'", pinned);
+	assert_fail(reply, "EVERIFY", msg);
+	json_decref(reply);
+	assert_file(s.real, "import os\n", 10);
+	assert_no_leftovers(&s);
+
+	req = apply_req(&s, good);
+	json_object_set_new(req, "also", json_pack("[s]",
+	    "/nonexistent/python3"));
+	reply = ask(req);
+	assert_fail(reply, "EPROBE", "cannot run '/nonexistent/python3': No "
+	    "such file or directory");
+	json_decref(reply);
+	assert_file(s.real, "import os\n", 10);
+
+	req = apply_req(&s, good);
+	json_object_set_new(req, "also", json_pack("[s]", "bin/python3"));
+	reply = ask(req);
+	assert_fail(reply, "EINVALID", "apply: 'also[0]' must be a command "
+	    "name or an absolute path");
+	json_decref(reply);
+	req = apply_req(&s, good);
+	json_object_set_new(req, "also", json_pack("[]"));
+	reply = ask(req);
+	assert_fail(reply, "EINVALID", "apply: 'also' must be an array of 1 "
+	    "to 15 interpreters");
+	json_decref(reply);
+
+	req = apply_req(&s, good);
+	json_object_set_new(req, "also", json_pack("[s]", same));
+	reply = ask(req);
+	assert_ok(reply);
+	ck_assert(jbool(reply, "changed"));
+	json_decref(reply);
+	assert_file(s.real, good, strlen(good));
+	site_release(&s);
+	free(wrapper);
+	free(same);
+	free(pinned);
+	free(good);
+	free(msg);
+}
+END_TEST
+
 /* The installed file does not take effect: the original comes back. */
 START_TEST(test_verify_restores)
 {
@@ -2468,6 +2540,7 @@ add_apply_tests(TCase *tc)
 	tcase_add_test(tc, test_validate_stale);
 	tcase_add_test(tc, test_validate_where);
 	tcase_add_test(tc, test_validate_wrapper);
+	tcase_add_test(tc, test_also);
 	tcase_add_test(tc, test_validate_fails_forked);
 	tcase_add_test(tc, test_verify_by_server);
 	tcase_add_test(tc, test_verify_restores);

@@ -607,6 +607,70 @@ START_TEST(test_connection_errors)
 }
 END_TEST
 
+/*
+ * envctl_interpreters: a YAML list, one string of comma-separated paths,
+ * or, when unset, ansible_python_interpreter as a list of one; a list
+ * kept in a string (INI [group:vars]) and bad entries are refused.
+ */
+START_TEST(test_interpreters)
+{
+	struct inventory *inv = load_ok(
+	    "all:\n"
+	    "  vars:\n"
+	    "    ansible_python_interpreter: /usr/bin/python3\n"
+	    "  hosts:\n"
+	    "    a:\n"
+	    "      envctl_interpreters: [/usr/bin/python3, /opt/v/bin/python, "
+	    "/usr/bin/python3]\n"
+	    "    b:\n"
+	    "      envctl_interpreters: ' python3 , /opt/uv/bin/python3.12'\n"
+	    "    c: {}\n"
+	    "    d:\n"
+	    "      ansible_python_interpreter: auto\n");
+	const struct host *h;
+
+	h = find(inv, "a");
+	ck_assert_uint_eq(h->ninterpreters, 2);	/* named twice: once */
+	ck_assert_str_eq(h->interpreters[0], "/usr/bin/python3");
+	ck_assert_str_eq(h->interpreters[1], "/opt/v/bin/python");
+	h = find(inv, "b");
+	ck_assert_uint_eq(h->ninterpreters, 2);
+	ck_assert_str_eq(h->interpreters[0], "python3");
+	ck_assert_str_eq(h->interpreters[1], "/opt/uv/bin/python3.12");
+	h = find(inv, "c");
+	ck_assert_uint_eq(h->ninterpreters, 1);
+	ck_assert_str_eq(h->interpreters[0], "/usr/bin/python3");
+	h = find(inv, "d");
+	ck_assert_uint_eq(h->ninterpreters, 0);	/* the playbook's */
+	inventory_free(inv);
+
+	load_fail("all:\n"
+	    "  hosts:\n"
+	    "    a:\n"
+	    "      envctl_interpreters: \"['/a/python3', '/b/python3']\"\n"
+	    "    b:\n"
+	    "      envctl_interpreters: [/a/python3, '']\n"
+	    "    c:\n"
+	    "      envctl_interpreters: /a/python3,,/b/python3\n"
+	    "    d:\n"
+	    "      envctl_interpreters: ['{{ py }}']\n"
+	    "    e:\n"
+	    "      envctl_interpreters: {a: 1}\n", ENVCTL_EINVALID,
+	    "a: hosts.yaml:4:28: 'envctl_interpreters' is the string "
+	    "'['/a/python3', '/b/python3']', not a list (INI [group:vars] "
+	    "values are strings): write a YAML list, or the paths separated "
+	    "by commas\n"
+	    "b: hosts.yaml:6:28: 'envctl_interpreters' item 2 must be an "
+	    "interpreter path or name, got an empty string\n"
+	    "c: hosts.yaml:8:28: 'envctl_interpreters': an empty or 'auto' "
+	    "entry in '/a/python3,,/b/python3'\n"
+	    "d: hosts.yaml:10:28: templated connection variables are not "
+	    "supported: 'envctl_interpreters' item 1 is '{{ py }}'\n"
+	    "e: hosts.yaml:12:28: 'envctl_interpreters' must be a list of "
+	    "interpreters, got a mapping\n");
+}
+END_TEST
+
 START_TEST(test_connection_values)
 {
 	struct inventory *inv = load_ok(
@@ -1166,6 +1230,7 @@ main(void)
 	tcase_add_test(tc, test_cycles);
 	tcase_add_test(tc, test_connection_errors);
 	tcase_add_test(tc, test_connection_values);
+	tcase_add_test(tc, test_interpreters);
 	tcase_add_test(tc, test_ansible_forms);
 	tcase_add_test(tc, test_many_hosts);
 	tcase_add_test(tc, test_threads);

@@ -6,6 +6,7 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/xmalloc.h"
+#include "controller/inventory.h"
 #include "controller/playbook.h"
 #include "controller/yamldoc.h"
 #include "testutil.h"
@@ -245,6 +246,58 @@ START_TEST(test_structure_errors)
 }
 END_TEST
 
+/*
+ * interpreters: a list (duplicates once), or one string; the inventory's
+ * list wins over it, and 'interpreter' with it is refused.
+ */
+START_TEST(test_interpreters)
+{
+	struct err err = ENVCTL_ERR_INIT;
+	struct playbook *pb;
+	struct host h;
+	const char *const *in;
+	const char *mine[] = { "/opt/x/bin/python3" };
+	size_t n;
+
+	ck_assert_int_eq(load("interpreters: [python3, /opt/v/bin/python3, "
+	    "python3]\nenv: {A: x}\n", &pb, &err), 0);
+	memset(&h, 0, sizeof(h));
+	in = playbook_interpreters(pb, &h, &n);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(in[0], "python3");
+	ck_assert_str_eq(in[1], "/opt/v/bin/python3");
+	h.interpreters = mine;
+	h.ninterpreters = 1;
+	in = playbook_interpreters(pb, &h, &n);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(in[0], "/opt/x/bin/python3");
+	playbook_free(pb);
+
+	ck_assert_int_eq(load("env: {A: x}\n", &pb, &err), 0);
+	in = playbook_interpreters(pb, NULL, &n);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(in[0], "python3");
+	playbook_free(pb);
+
+	ck_assert_int_eq(load("interpreter: python3\ninterpreters: [a]\n"
+	    "env: {A: x}\n", &pb, &err), ENVCTL_EINVALID);
+	assert_err(&err, "pb.yaml:2:15: give 'interpreter' or 'interpreters', "
+	    "not both");
+	err_release(&err);
+	ck_assert_int_eq(load("interpreters: []\nenv: {A: x}\n", &pb,
+	    &err), ENVCTL_EINVALID);
+	assert_err(&err, "pb.yaml:1:15: 'interpreters' must list from 1 to 16 "
+	    "entries, not 0");
+	err_release(&err);
+	ck_assert_int_eq(load("interpreters: [a, '{{ b }}', {c: 1}]\n"
+	    "env: {A: x}\n", &pb, &err), ENVCTL_EUNSUPPORTED);
+	assert_err(&err, "pb.yaml:1:19: 'interpreters' cannot be templated");
+	assert_err(&err, "pb.yaml:1:30: 'interpreters' entries must be "
+	    "non-empty strings, not a mapping");
+	err_release(&err);
+}
+END_TEST
+
 START_TEST(test_find)
 {
 	struct err err = ENVCTL_ERR_INIT;
@@ -327,6 +380,7 @@ main(void)
 	tcase_add_test(tc, test_template_rules);
 	tcase_add_test(tc, test_structure_errors);
 	tcase_add_test(tc, test_find);
+	tcase_add_test(tc, test_interpreters);
 	tcase_add_test(tc, test_path_refused);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

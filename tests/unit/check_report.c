@@ -91,7 +91,9 @@ read_host(struct fixture *fx, struct engine_host *eh, const char *name,
 	eh->host = inventory_find(fx->ctx.inv, name);
 	eh->read = 1;
 	ck_assert_int_eq(plan_begin(&eh->hp, eh->host, fx->ctx.pb), 0);
-	ck_assert_msg(plan_read(&eh->hp, fx->ctx.pb, h, r) == 0, "%s",
+	eh->nrows = 1;
+	ck_assert_msg(plan_read(&eh->hp, fx->ctx.pb, h,
+	    (const json_t *const *)&r, 1) == 0, "%s",
 	    eh->hp.err.msg);
 	eh->outcome = eh->found = eh->hp.outcome;
 	json_decref(h);
