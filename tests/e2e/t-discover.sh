@@ -14,11 +14,14 @@
 
 require python3 tar
 PYENV=/root/.pyenv/versions/3.11.7
-[ -x "$PYENV/bin/python3.11" ] && [ -f "$PYENV/lib/libpython3.11.so.1.0" ] ||
-    missing "no pyenv build at $PYENV (the standalone interpreter copied)"
+if [ ! -x "$PYENV/bin/python3.11" ] ||
+    [ ! -f "$PYENV/lib/libpython3.11.so.1.0" ]; then
+	missing "no pyenv build at $PYENV (the standalone interpreter copied)"
+fi
 [ -d /etc/systemd/system ] || missing "no /etc/systemd/system to overlay"
-[ ! -e /opt/svc-a ] && [ ! -e /opt/svc-b ] && [ ! -e /opt/conda-x ] ||
-    skip "this machine has its own /opt/svc-a, svc-b or conda-x"
+for p in /opt/svc-a /opt/svc-b /opt/conda-x; do
+	[ ! -e "$p" ] || skip "this machine has its own $p"
+done
 
 fleet_start 1 --overlay /opt --overlay /etc/systemd/system
 H=${FLEET_HOSTS[0]}
@@ -56,7 +59,7 @@ printf '[Unit]\nDescription=envctl e2e\n[Service]\nExecStart=-/opt/svc-a/bin/pyt
 ready_pipe worker
 host_ssh "$H" "exec /opt/svc-b/bin/python3 -c 'import os, time
 print(os.getpid(), flush=True)
-time.sleep(600)'" >&"$READY_FD" 2>"$E2E_TMP/worker.err" &
+time.sleep(600)'" 1>&"$READY_FD" 2>"$E2E_TMP/worker.err" &
 SSH_PID=$!
 await_ready "$READY_FD" "$E2E_TMP/worker.pid"
 WORKER=$(cat "$E2E_TMP/worker.pid")
