@@ -14,6 +14,7 @@
 #include "op_apply.h"
 #include "op_rollback.h"
 #include "op_backups.h"
+#include "op_discover.h"
 #include "op_read.h"
 
 #ifndef ENVCTL_VERSION
@@ -35,6 +36,7 @@ static const struct op ops[] = {
 	{ "apply",	op_apply },
 	{ "backups",	op_backups },
 	{ "rollback",	op_rollback },
+	{ "discover",	op_discover },
 	{ NULL,		NULL },
 };
 

@@ -87,6 +87,30 @@ req_path(const char **out, const json_t *v, int optional, const char *op,
 }
 
 int
+req_paths(const char ***out, size_t *n, const json_t *v, size_t max,
+    const char *op, const char *key, struct err *err)
+{
+	const json_t *p;
+	size_t i;
+
+	*out = NULL;
+	*n = 0;
+	if (absent(v))
+		return 0;
+	if (!json_is_array(v) || json_array_size(v) > max)
+		return err_set(err, ENVCTL_EINVALID, "%s: '%s' must be an "
+		    "array of at most %zu absolute paths", op, key, max);
+	*out = xcalloc(json_array_size(v) + 1, sizeof(**out));
+	json_array_foreach(v, i, p) {
+		if (!plain_string(p) || json_string_value(p)[0] != '/')
+			return err_set(err, ENVCTL_EINVALID, "%s: %s[%zu] must "
+			    "be an absolute path", op, key, i);
+		(*out)[(*n)++] = json_string_value(p);
+	}
+	return 0;
+}
+
+int
 req_int(int *out, const json_t *req, const char *key, int def, int min,
     int max, const char *op, struct err *err)
 {

@@ -39,6 +39,13 @@ int	req_also(const char ***out, size_t *n, const json_t *req,
  */
 int	req_path(const char **out, const json_t *v, int optional,
 	    const char *op, const char *key, struct err *err);
+/*
+ * An array of at most max absolute paths without NUL at v (null or
+ * missing: none): *out gets a NULL-terminated array the caller frees,
+ * its paths borrowed.
+ */
+int	req_paths(const char ***out, size_t *n, const json_t *v, size_t max,
+	    const char *op, const char *key, struct err *err);
 /* An integer from min to max at req's KEY, default def. */
 int	req_int(int *out, const json_t *req, const char *key, int def,
 	    int min, int max, const char *op, struct err *err);
