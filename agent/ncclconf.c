@@ -34,7 +34,7 @@ add_misread(struct ncclconf_file *f, int line, const char *kind,
 	struct ncclconf_misread *m;
 
 	if (f->nmisreads > ENVCTL_NCCLCONF_MISREAD_MAX) {
-		buf_reset(msg);
+		buf_release(msg);
 		return;
 	}
 	if (f->nmisreads == ENVCTL_NCCLCONF_MISREAD_MAX) {
