@@ -355,7 +355,7 @@ START_TEST(test_policy_file)
 
 	f = mkfile(dir, "bad1.conf", "target /x\nbackup /y\n", 0644, 0);
 	want = xasprintf("%s:2: unknown keyword 'backup' (target, "
-	    "interpreter or backup_dir)", f);
+	    "interpreter, backup_dir or service)", f);
 	load_fails(f, ENVCTL_EPARSE, want);
 	free(want);
 	free(f);
