@@ -1663,7 +1663,8 @@ ue_dropins(struct ue_load *L, struct err *err)
 	}
 	if (r != 0)
 		goto out;
-	qsort(v, n, sizeof(*v), ue_dropin_cmp);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), ue_dropin_cmp);
 	for (i = 0; i < n && r == 0; i++) {
 		ue_push(&u->dropins, &u->ndropins, xstrdup(v[i].shown));
 		if ((r = ue_read(L, &b, &missing, v[i].full, v[i].shown,
