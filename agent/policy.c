@@ -47,6 +47,12 @@ static const struct walk_kind K_CONF = {
 	"a privileged agent reads only a root-owned policy file",
 	1, 1,
 };
+static const struct walk_kind K_ENVFILE = {
+	"environment file",
+	"a privileged agent reads a unit's environment files only where "
+	"only root can change them",
+	1, 1,
+};
 static const struct walk_kind K_AGENT = {
 	"agent program",
 	"a privileged agent without a digest to check must be root-owned",
@@ -307,6 +313,20 @@ add(char ***v, size_t *n, const char *s, size_t len)
 	(*v)[(*n)++] = xstrndup(s, len);
 }
 
+/* "vllm" names "vllm.service", as systemctl reads it. */
+static void
+service_suffix(char **name)
+{
+	char *full;
+
+	if (strlen(*name) >= 8 && strcmp(*name + strlen(*name) - 8,
+	    ".service") == 0)
+		return;
+	full = xasprintf("%s.service", *name);
+	free(*name);
+	*name = full;
+}
+
 /* Parses the policy file's text (see docs/security.md for the format). */
 static int
 parse(struct policy *pol, const char *text, size_t len, struct err *err)
@@ -331,6 +351,16 @@ parse(struct policy *pol, const char *text, size_t len, struct err *err)
 		vlen = (size_t)(nl - val);
 		while (vlen > 0 && strchr(" \t\r", val[vlen - 1]) != NULL)
 			vlen--;
+		if (kwlen == 7 && strncmp(kw, "service", 7) == 0) {
+			if (vlen == 0 || memchr(val, '/', vlen) != NULL ||
+			    strcspn(val, " \t") < vlen)
+				return err_set(err, ENVCTL_EPARSE, "%s:%d: "
+				    "'service' needs one unit name", pol->file,
+				    line);
+			add(&pol->services, &pol->nservices, val, vlen);
+			service_suffix(&pol->services[pol->nservices - 1]);
+			continue;
+		}
 		if (vlen == 0 || val[0] != '/')
 			return err_set(err, ENVCTL_EPARSE, "%s:%d: '%.*s' "
 			    "needs "
@@ -347,8 +377,9 @@ parse(struct policy *pol, const char *text, size_t len, struct err *err)
 			pol->backup_dir = xstrndup(val, vlen);
 		} else
 			return err_set(err, ENVCTL_EPARSE, "%s:%d: unknown "
-			    "keyword '%.*s' (target, interpreter or "
-			    "backup_dir)", pol->file, line, (int)kwlen, kw);
+			    "keyword '%.*s' (target, interpreter, "
+			    "backup_dir or service)", pol->file, line,
+			    (int)kwlen, kw);
 	}
 	return 0;
 }
@@ -642,6 +673,36 @@ policy_backup_dir(const struct policy *pol, const char *dir,
 }
 
 int
+policy_service(const struct policy *pol, const char *unit,
+    struct err *err)
+{
+	size_t i;
+
+	if (!pol->privileged)
+		return 0;
+	for (i = 0; i < pol->nservices; i++)
+		if (strcmp(pol->services[i], unit) == 0)
+			return 0;
+	return err_set(err, ENVCTL_EINVALID, "service '%s' is not listed in "
+	    "%s: a privileged agent reads only the services listed there "
+	    DOC, unit, pol->file);
+}
+
+int
+policy_root_file(const struct policy *pol, const char *path,
+    struct err *err)
+{
+	char *real;
+	int exists, r;
+
+	if (!pol->privileged)
+		return 0;
+	if ((r = walk(&real, &exists, path, &K_ENVFILE, err)) == 0)
+		free(real);
+	return r;
+}
+
+int
 policy_lock_dir(const struct policy *pol, const char *dir, struct err *err)
 {
 	if (!pol->privileged || dir == NULL ||
@@ -710,6 +771,7 @@ policy_release(struct policy *pol)
 {
 	free_list(pol->interps, pol->ninterps);
 	free_list(pol->targets, pol->ntargets);
+	free_list(pol->services, pol->nservices);
 	free(pol->backup_dir);
 	free(pol->interp);
 	free_list(pol->kept, pol->nkept);

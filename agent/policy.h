@@ -55,10 +55,12 @@ struct policy {
 	char		*interp;	/* the interpreter checked last */
 	char		**kept;		/* those checked before it */
 	size_t		  nkept;
+	char		**services;	/* "service" lines, as NAME.service */
+	size_t		  nservices;
 };
 
 #define POLICY_INIT	{ 0, ENVCTL_POLICY_FILE, 0, NULL, 0, NULL, 0, NULL, \
-	NULL, NULL, 0 }
+	NULL, NULL, 0, NULL, 0 }
 
 /* This process's ids and environment. */
 void	policy_ids_self(struct policy_ids *ids);
@@ -92,6 +94,20 @@ int	policy_interpreter(struct policy *pol, const char **interp,
  */
 int	policy_target(const struct policy *pol, const char *path,
 	    const struct probe *p, struct err *err);
+/*
+ * Checks a systemd service whose unit files a request reads (unit is
+ * "NAME.service"): privileged, it must be listed on a "service" line of
+ * the policy file.
+ */
+int	policy_service(const struct policy *pol, const char *unit,
+	    struct err *err);
+/*
+ * Checks a file a privileged agent reads on a unit's behalf (an
+ * EnvironmentFile=): it and every directory and link on its way only root
+ * can change.  A missing file passes (the caller finds it missing).
+ */
+int	policy_root_file(const struct policy *pol, const char *path,
+	    struct err *err);
 /* Checks a backup directory: exactly the policy's (trailing '/' aside). */
 int	policy_backup_dir(const struct policy *pol, const char *dir,
 	    struct err *err);

@@ -355,7 +355,7 @@ START_TEST(test_policy_file)
 
 	f = mkfile(dir, "bad1.conf", "target /x\nbackup /y\n", 0644, 0);
 	want = xasprintf("%s:2: unknown keyword 'backup' (target, "
-	    "interpreter or backup_dir)", f);
+	    "interpreter, backup_dir or service)", f);
 	load_fails(f, ENVCTL_EPARSE, want);
 	free(want);
 	free(f);
@@ -634,6 +634,73 @@ START_TEST(test_backup_lock_dirs)
 }
 END_TEST
 
+/* "service" lines, policy_service() and policy_root_file(). */
+START_TEST(test_services)
+{
+	struct policy pol;
+	struct err err = ENVCTL_ERR_INIT;
+	char *dir = trusted_dir("services"), *f, *sub, *want, *env;
+
+	if (dir == NULL)
+		return;
+	f = mkfile(dir, "agent.conf", "service vllm\n"
+	    "  service\ttriton@0.service \n", 0644, 0);
+	load(&pol, f);
+	ck_assert_uint_eq(pol.nservices, 2);
+	ck_assert_str_eq(pol.services[0], "vllm.service");
+	ck_assert_str_eq(pol.services[1], "triton@0.service");
+	ck_assert_int_eq(policy_service(&pol, "vllm.service", &err), 0);
+	ck_assert_int_eq(policy_service(&pol, "triton@0.service", &err), 0);
+	ck_assert_int_eq(policy_service(&pol, "triton@1.service", &err),
+	    ENVCTL_EINVALID);
+	want = xasprintf("service 'triton@1.service' is not listed in %s: a "
+	    "privileged agent reads only the services listed there "
+	    "(docs/security.md)", f);
+	ck_assert_str_eq(err.msg, want);
+	free(want);
+	err_release(&err);
+	/* Environment files: only where only root can change them. */
+	env = mkfile(dir, "vllm.env", "A=1\n", 0644, 0);
+	ck_assert_int_eq(policy_root_file(&pol, env, &err), 0);
+	free(env);
+	env = xasprintf("%s/missing.env", dir);
+	ck_assert_int_eq(policy_root_file(&pol, env, &err), 0);
+	free(env);
+	env = mkfile(dir, "user.env", "A=1\n", 0644, USER_UID);
+	ck_assert_int_eq(policy_root_file(&pol, env, &err), ENVCTL_EINVALID);
+	want = xasprintf("environment file '%s' is not owned by root (uid "
+	    "%d): a privileged agent reads a unit's environment files only "
+	    "where only root can change them (docs/security.md)", env,
+	    USER_UID);
+	ck_assert_str_eq(err.msg, want);
+	free(want);
+	err_release(&err);
+	free(env);
+	sub = mkdir_in(dir, "open", 0777, 0);
+	env = mkfile(sub, "x.env", "A=1\n", 0644, 0);
+	ck_assert_int_eq(policy_root_file(&pol, env, &err), ENVCTL_EINVALID);
+	ck_assert_ptr_nonnull(strstr(err.msg, "is writable by group or "
+	    "others (mode 0777)"));
+	err_release(&err);
+	free(env);
+	free(sub);
+	policy_release(&pol);
+	free(f);
+	/* Unprivileged: every service and file passes. */
+	ck_assert_int_eq(policy_load(&pol, 0, "/nonexistent/x", NULL), 0);
+	ck_assert_int_eq(policy_service(&pol, "any.service", NULL), 0);
+	ck_assert_int_eq(policy_root_file(&pol, "/tmp/x", NULL), 0);
+	policy_release(&pol);
+	f = mkfile(dir, "bad.conf", "service /etc/x\n", 0644, 0);
+	want = xasprintf("%s:1: 'service' needs one unit name", f);
+	load_fails(f, ENVCTL_EPARSE, want);
+	free(want);
+	free(f);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 START_TEST(test_digest)
 {
 	struct err err = ENVCTL_ERR_INIT;
@@ -818,6 +885,7 @@ main(void)
 	tcase_add_test(tc, test_target);
 	tcase_add_test(tc, test_backup_lock_dirs);
 	tcase_add_test(tc, test_digest);
+	tcase_add_test(tc, test_services);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("agent");
