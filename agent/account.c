@@ -8,15 +8,30 @@
 #include "common/buf.h"
 #include "common/xmalloc.h"
 
+/* Field n (1-based) of a passwd(5) line, as a new string, or NULL. */
+static char *
+field(const char *line, int n)
+{
+	const char *e;
+
+	for (; n > 1; n--)
+		if ((line = strchr(line, ':')) == NULL)
+			return NULL;
+		else
+			line++;
+	e = strchr(line, ':');
+	return xstrndup(line, e != NULL ? (size_t)(e - line) : strlen(line));
+}
+
 /*
  * Looks up id in a passwd(5) or group(5) file: name is field 1, the id
- * field 3.  Returns the name, or NULL when no line has that id.  With
- * want_name set it goes the other way: the id of the line named want_name
- * lands in *idp and the name comes back.
+ * field 3.  Returns field want of that line (1: the name), or NULL when no
+ * line has that id.  With want_name set it goes the other way: the id of
+ * the line named want_name lands in *idp and the name comes back.
  */
 static char *
 lookup(const char *file, unsigned long id, const char *want_name,
-    unsigned long *idp)
+    unsigned long *idp, int want)
 {
 	struct buf b;
 	char *line, *end, *name = NULL, *f2, *f3, *num_end;
@@ -41,7 +56,8 @@ lookup(const char *file, unsigned long id, const char *want_name,
 		    (size_t)(f2 - line) || memcmp(line, want_name,
 		    (size_t)(f2 - line)) != 0 : v != id)
 			continue;
-		name = xstrndup(line, (size_t)(f2 - line));
+		name = want == 1 ? xstrndup(line, (size_t)(f2 - line)) :
+		    field(line, want);
 		if (idp != NULL)
 			*idp = v;
 		break;
@@ -54,7 +70,8 @@ out:
 char *
 account_user(uid_t uid)
 {
-	char *name = lookup("/etc/passwd", (unsigned long)uid, NULL, NULL);
+	char *name = lookup("/etc/passwd", (unsigned long)uid, NULL, NULL,
+	    1);
 
 	return name != NULL ? name : xasprintf("%lu", (unsigned long)uid);
 }
@@ -62,7 +79,8 @@ account_user(uid_t uid)
 char *
 account_group(gid_t gid)
 {
-	char *name = lookup("/etc/group", (unsigned long)gid, NULL, NULL);
+	char *name = lookup("/etc/group", (unsigned long)gid, NULL, NULL,
+	    1);
 
 	return name != NULL ? name : xasprintf("%lu", (unsigned long)gid);
 }
@@ -77,7 +95,7 @@ lookup_id(unsigned long *out, const char *file, const char *name)
 
 	if (name[0] == '\0')
 		return -1;
-	if ((found = lookup(file, 0, name, out)) != NULL) {
+	if ((found = lookup(file, 0, name, out, 1)) != NULL) {
 		free(found);
 		return 0;
 	}
@@ -111,4 +129,10 @@ account_gid(gid_t *out, const char *name)
 		return -1;
 	*out = (gid_t)v;
 	return 0;
+}
+
+char *
+account_home(uid_t uid)
+{
+	return lookup("/etc/passwd", (unsigned long)uid, NULL, NULL, 6);
 }

@@ -22,6 +22,8 @@ char	*account_group(gid_t gid);
 /* The uid a user name (or a decimal number) stands for: 0, or -1 when the
  * name is not in /etc/passwd. */
 int	 account_uid(uid_t *out, const char *name);
+/* The home directory of uid in /etc/passwd, or NULL; the caller frees. */
+char	*account_home(uid_t uid);
 /* The gid a group name (or a decimal number) stands for: 0, or -1. */
 int	 account_gid(gid_t *out, const char *name);
 

@@ -99,6 +99,8 @@ target_json(const struct target *t, const char *path, const char *source)
 	json_object_set_new(o, "mode", json_integer(t->mode));
 	json_object_set_new(o, "uid", json_integer(t->uid));
 	json_object_set_new(o, "gid", json_integer(t->gid));
+	/* Workers started before it run the file it replaced. */
+	json_object_set_new(o, "mtime", json_integer(t->mtime));
 	json_object_set_new(o, "owner", proto_text_or_null(owner));
 	json_object_set_new(o, "group", proto_text_or_null(group));
 	json_object_set_new(o, "size", json_integer((json_int_t)t->data.len));

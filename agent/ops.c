@@ -15,6 +15,7 @@
 #include "op_rollback.h"
 #include "op_backups.h"
 #include "op_discover.h"
+#include "op_layers.h"
 #include "op_read.h"
 
 #ifndef ENVCTL_VERSION
@@ -33,6 +34,7 @@ static int	op_hello(json_t *, const json_t *, const struct agent_ctx *,
 static const struct op ops[] = {
 	{ "hello",	op_hello },
 	{ "read",	op_read },
+	{ "layers",	op_layers },
 	{ "apply",	op_apply },
 	{ "backups",	op_backups },
 	{ "rollback",	op_rollback },

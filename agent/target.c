@@ -140,6 +140,7 @@ read_real(struct target *t, struct err *err)
 	t->mode = st.st_mode & 07777;
 	t->uid = st.st_uid;
 	t->gid = st.st_gid;
+	t->mtime = (long long)st.st_mtime;
 	for (;;) {
 		if ((n = read(fd, chunk, sizeof(chunk))) == 0)
 			break;

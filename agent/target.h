@@ -32,6 +32,7 @@ struct target {
 	mode_t		  mode;		/* permission bits only */
 	uid_t		  uid;
 	gid_t		  gid;
+	long long	  mtime;	/* seconds since the epoch */
 	struct buf	  data;		/* the bytes, when it exists */
 };
 

@@ -105,7 +105,8 @@ decide(struct engine *e, struct engine_host *eh, struct agentlink *l)
 				return;
 			break;
 		}
-		if (eh->hp.outcome != ENVCTL_OUT_PENDING)
+		/* A launcher or a worker to restart: no file to change. */
+		if (eh->hp.outcome != ENVCTL_OUT_PENDING || eh->hp.layer_only)
 			return;
 		apply_input_from_plan(&eh->in, &eh->hp);
 		break;

@@ -93,6 +93,9 @@ parse_target(struct host_state *st, const json_t *t, struct err *err)
 	st->mode = (unsigned)num(t, "mode", "target", err) & 07777;
 	st->uid = num(t, "uid", "target", err);
 	st->gid = num(t, "gid", "target", err);
+	/* An older agent does not send it. */
+	if (json_is_integer(json_object_get(t, "mtime")))
+		st->mtime = json_integer_value(json_object_get(t, "mtime"));
 	st->owner = str(t, "owner", 0, "target", err);
 	st->group = str(t, "group", 0, "target", err);
 	v = json_object_get(t, "data");

@@ -66,6 +66,7 @@ struct host_state {
 	int		 exists;
 	unsigned	 mode;		/* permission bits */
 	long		 uid, gid;
+	long long	 mtime;		/* 0 when unknown */
 	char		*owner, *group;
 	struct buf	 content;
 	char		 sha256[ENVCTL_SHA256_HEX];	/* "" when absent */

@@ -21,12 +21,19 @@ label(struct buf *out, const char *s)
 }
 
 static void
-labels(struct buf *out, const struct host *h)
+labels(struct buf *out, const struct host_plan *hp)
 {
+	const struct host *h = hp->host;
+
 	buf_addstr(out, "{host=\"");
 	label(out, h->name);
 	buf_addstr(out, "\",group=\"");
 	label(out, host_ngroups(h) > 0 ? host_group(h, 0) : "");
+	/* A host with several files has a series per file. */
+	if (hp->several && hp->have_state) {
+		buf_addstr(out, "\",file=\"");
+		label(out, hp->st.path);
+	}
 	buf_addstr(out, "\"}");
 }
 
@@ -71,13 +78,13 @@ metrics_textfile(struct buf *out, struct host_plan *const *hps, size_t n,
 	    "playbook.");
 	for (i = 0; i < n; i++) {
 		buf_addstr(out, "envctl_host_in_sync");
-		labels(out, hps[i]->host);
+		labels(out, hps[i]);
 		buf_addf(out, " %d\n", in_sync(hps[i]));
 	}
 	family(out, "envctl_host_up", "1 when envctl could read the host.");
 	for (i = 0; i < n; i++) {
 		buf_addstr(out, "envctl_host_up");
-		labels(out, hps[i]->host);
+		labels(out, hps[i]);
 		buf_addf(out, " %d\n", up(hps[i]));
 	}
 	family(out, "envctl_host_drifted_variables", "Managed variables "
@@ -86,8 +93,18 @@ metrics_textfile(struct buf *out, struct host_plan *const *hps, size_t n,
 		if (!up(hps[i]))
 			continue;
 		buf_addstr(out, "envctl_host_drifted_variables");
-		labels(out, hps[i]->host);
+		labels(out, hps[i]);
 		buf_addf(out, " %zu\n", metrics_drifted_variables(hps[i]));
+	}
+	family(out, "envctl_host_stale_processes", "Running workers that "
+	    "must be restarted to get the playbook's values: started before "
+	    "the file last changed, or started with other values.");
+	for (i = 0; i < n; i++) {
+		if (!hps[i]->ly.read)
+			continue;
+		buf_addstr(out, "envctl_host_stale_processes");
+		labels(out, hps[i]);
+		buf_addf(out, " %zu\n", hps[i]->ly.stale);
 	}
 	for (i = 0; i < n; i++) {
 		if (hps[i]->outcome == ENVCTL_OUT_PENDING)

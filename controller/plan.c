@@ -29,7 +29,8 @@ outcome_name(enum outcome o)
 static int
 exchange(struct agentlink *l, const struct host_plan *hp,
     const struct playbook *pb, const char *const *interps, size_t n,
-    int fork, json_t **hello, json_t **reads, struct err *err)
+    int fork, json_t **hello, json_t **reads, json_t **layers,
+    struct err *err)
 {
 	json_t *req;
 	size_t i;
@@ -48,6 +49,12 @@ exchange(struct agentlink *l, const struct host_plan *hp,
 		r = agentlink_send(l, req, err);
 		json_decref(req);
 	}
+	if (r == 0) {
+		/* The same round trip: what else decides the values. */
+		req = layers_request(pb, &hp->d, (json_int_t)n + 2);
+		r = agentlink_send(l, req, err);
+		json_decref(req);
+	}
 	if (r != 0)
 		return r;
 	if ((r = agentlink_recv(l, hello, err)) != 0 ||
@@ -56,7 +63,7 @@ exchange(struct agentlink *l, const struct host_plan *hp,
 	for (i = 0; i < n; i++)
 		if ((r = agentlink_recv(l, &reads[i], err)) != 0)
 			return r;
-	return 0;
+	return agentlink_recv(l, layers, err);
 }
 
 static int
@@ -176,6 +183,24 @@ read_ok(const json_t *reply)
 	return json_is_true(json_object_get(reply, "ok"));
 }
 
+/*
+ * The layers reply judged for the host's first row: its drift makes an
+ * otherwise right row pending, with nothing for apply to change.
+ */
+static void
+plan_layers(struct host_plan *hp, const struct playbook *pb,
+    const json_t *reply)
+{
+	if (reply == NULL)
+		return;
+	layers_parse(&hp->ly, reply, pb, &hp->d, hp->have_state ? &hp->st :
+	    NULL);
+	if (hp->ly.ndrift > 0 && hp->outcome == ENVCTL_OUT_OK) {
+		hp->outcome = ENVCTL_OUT_PENDING;
+		hp->layer_only = 1;
+	}
+}
+
 /* Row k of rows, begun for h when it is not row 0. */
 static struct host_plan *
 row(struct host_plan **rows, size_t k, const struct playbook *pb,
@@ -195,7 +220,8 @@ plan_fetch(struct host_plan **rows, size_t *nrows, struct agentlink *l,
     const struct playbook *pb, const char *const *interps, size_t n,
     int fork)
 {
-	json_t *hello = NULL, **reads = xcalloc(n + 1, sizeof(*reads));
+	json_t *hello = NULL, *layers = NULL;
+	json_t **reads = xcalloc(n + 1, sizeof(*reads));
 	const json_t **mine = xcalloc(n + 1, sizeof(*mine));
 	const char **names = xcalloc(n + 1, sizeof(*names));
 	size_t *of = xcalloc(n + 1, sizeof(*of)), i, j, k;
@@ -206,7 +232,7 @@ plan_fetch(struct host_plan **rows, size_t *nrows, struct agentlink *l,
 	rows[0]->interps = interps;
 	rows[0]->ninterps = n;
 	if ((r = exchange(l, rows[0], pb, interps, n, fork, &hello, reads,
-	    &rows[0]->err)) != 0)
+	    &layers, &rows[0]->err)) != 0)
 		goto out;
 	/* Each interpreter joins the row of the first that shares its file. */
 	for (i = 0; i < n; i++) {
@@ -243,9 +269,11 @@ plan_fetch(struct host_plan **rows, size_t *nrows, struct agentlink *l,
 		}
 		plan_read(hp, pb, hello, mine, m);
 	}
+	plan_layers(rows[0], pb, layers);
 	r = rows[0]->err.code;
 out:
 	json_decref(hello);
+	json_decref(layers);
 	for (i = 0; i < n; i++)
 		json_decref(reads[i]);
 	free(reads);
@@ -265,6 +293,7 @@ plan_release(struct host_plan *hp)
 	desired_release(&hp->d);
 	free(hp->effects);
 	free(hp->names);
+	layers_release(&hp->ly);
 	buf_release(&hp->diff);
 	memset(hp, 0, sizeof(*hp));
 }

@@ -23,6 +23,7 @@
 #include "controller/desired.h"
 #include "controller/hash.h"
 #include "controller/hoststate.h"
+#include "controller/layers.h"
 #include "controller/transport.h"
 
 struct agentlink;
@@ -58,6 +59,13 @@ struct host_plan {
 	size_t		 ninterps;
 	const char	**names;	/* row 0: owns the rows' interps */
 	int		 several;	/* the host has other rows (files) */
+	/*
+	 * The host's launchers, NCCL files and workers (the first row
+	 * only).  Drift there makes the row pending though the file is
+	 * right: layer_only says apply has nothing to change.
+	 */
+	struct layers	 ly;
+	int		 layer_only;
 	enum outcome	 outcome;
 	struct err	 err;		/* why failed / unreachable */
 	int		 have_state;	/* st and the fields below are valid */

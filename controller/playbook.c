@@ -18,7 +18,7 @@
 #include "controller/yamldoc.h"
 
 static const char *const top_keys[] = { "name", "description",
-	"interpreter", "interpreters", "path", "mode", "template", "policy", "env", "defaults",
+	"interpreter", "interpreters", "services", "processes", "path", "mode", "template", "policy", "env", "defaults",
 	"backup", "create", NULL };
 static const char *const env_keys[] = { "value", "check", "secret",
 	"comment", NULL };
@@ -433,6 +433,10 @@ playbook_load(struct playbook **out, const char *path, struct err *err)
 	get_string(&c, root, "interpreter", &pb->interpreter);
 	get_list(&c, root, "interpreters", ENVCTL_PLAYBOOK_MAX_INTERPRETERS,
 	    &pb->interpreters, &pb->ninterpreters);
+	get_list(&c, root, "services", ENVCTL_PLAYBOOK_MAX_SERVICES,
+	    &pb->services, &pb->nservices);
+	get_list(&c, root, "processes", ENVCTL_PLAYBOOK_MAX_PATTERNS,
+	    &pb->processes, &pb->nprocesses);
 	if (pb->ninterpreters > 0 && ymap_get(root, "interpreter") != NULL)
 		bad(&c, ENVCTL_EINVALID, ymap_get(root, "interpreters"),
 		    "give 'interpreter' or 'interpreters', not both");
@@ -489,6 +493,12 @@ playbook_free(struct playbook *pb)
 	for (i = 0; i < pb->ninterpreters; i++)
 		free(pb->interpreters[i]);
 	free(pb->interpreters);
+	for (i = 0; i < pb->nservices; i++)
+		free(pb->services[i]);
+	free(pb->services);
+	for (i = 0; i < pb->nprocesses; i++)
+		free(pb->processes[i]);
+	free(pb->processes);
 	free(pb->target);
 	free(pb->template_path);
 	buf_release(&pb->template);

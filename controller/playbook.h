@@ -48,6 +48,12 @@ struct playbook {
 	char		*interpreter;	/* default "python3" */
 	char		**interpreters;	/* interpreters:, or NULL */
 	size_t		 ninterpreters;
+	char		**services;	/* services: that launch workers */
+	size_t		 nservices;
+	char		**processes;	/* processes: command-line patterns;
+					   none: vllm, sglang,
+					   torch.distributed */
+	size_t		 nprocesses;
 	char		*target;	/* NULL: ask the interpreter ("auto") */
 	enum playbook_mode mode;
 	enum render_policy policy;
@@ -65,6 +71,8 @@ struct playbook {
 };
 
 #define ENVCTL_PLAYBOOK_MAX_INTERPRETERS	16
+#define ENVCTL_PLAYBOOK_MAX_SERVICES	16
+#define ENVCTL_PLAYBOOK_MAX_PATTERNS	64
 #define ENVCTL_BACKUP_DIR	"/var/backups/envctl"
 #define ENVCTL_BACKUP_KEEP	10
 #define ENVCTL_TEMPLATE_MAX	(1024u * 1024)

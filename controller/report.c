@@ -18,6 +18,7 @@
 #define C_RED	"\033[31m"
 #define C_GREEN	"\033[32m"
 #define C_CYAN	"\033[36m"
+#define C_YELLOW	"\033[33m"
 #define C_BOLD	"\033[1m"
 #define C_OFF	"\033[m"
 
@@ -227,6 +228,19 @@ interp_lines(struct buf *out, const struct host_plan *hp,
 	}
 }
 
+/* The launchers', NCCL files' and workers' findings, one line each. */
+static void
+layer_lines(struct buf *out, const struct host_plan *hp,
+    const struct report_opts *ro, struct vis *v)
+{
+	size_t i;
+
+	for (i = 0; i < hp->ly.n; i++)
+		buf_addf(out, "    %s%-9s%s %s\n", col(ro, hp->ly.f[i].drift ?
+		    C_RED : C_YELLOW), hp->ly.f[i].drift ? "drift" :
+		    "warning", col(ro, C_OFF), vis_str(v, hp->ly.f[i].text));
+}
+
 void
 report_plan_host(struct buf *out, const struct host_plan *hp,
     const struct report_opts *ro)
@@ -308,6 +322,7 @@ report_plan_host(struct buf *out, const struct host_plan *hp,
 			    vis_str(&v, k->reason != NULL ? k->reason :
 			    "failed"), vis_str(&v, k->kind));
 	}
+	layer_lines(out, hp, ro, &v);
 	if (hp->block_mode && st->startup_error != NULL)
 		buf_addstr(out, "    note      code outside the envctl block "
 		    "raises: Python stops there, so a block after it does "
@@ -403,6 +418,7 @@ report_facts_host(struct buf *out, const struct host_plan *hp,
 		    vis_str(&v, shown_now(hp, &hp->effects[i])));
 	for (k = 0; k < st->nalso; k++)
 		also_facts(out, &st->also[k], hp, &v);
+	layer_lines(out, hp, ro, &v);
 	vis_release(&v);
 }
 
@@ -641,6 +657,12 @@ report_drift_line(struct buf *b, const struct host_plan *hp)
 		    vis_str(&v, hp->st.start_failed));
 		sep = "; ";
 	}
+	for (i = 0; i < hp->ly.n; i++)
+		if (hp->ly.f[i].drift) {
+			buf_addf(b, "%s%s", sep, vis_str(&v,
+			    hp->ly.f[i].text));
+			sep = "; ";
+		}
 	if (!hp->file_matches && hp->st.exists)
 		buf_addf(b, "%s%s differs from the playbook", sep,
 		    vis_str(&v, hp->st.path));
@@ -837,6 +859,8 @@ report_plan_json(const struct host_plan *hp)
 	}
 	json_object_set_new(h, "variables", vars);
 	json_object_set_new(h, "interpreters", interps_json(hp));
+	if (hp->ly.read)
+		json_object_set_new(h, "layers", layers_json(&hp->ly));
 	checks = json_array();
 	for (i = 0; i < st->nchecks; i++)
 		json_array_append_new(checks, json_pack("{s:s, s:s, s:s, s:b, "
