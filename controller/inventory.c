@@ -1143,6 +1143,7 @@ static const char *const key_names[] = { "ansible_private_key_file",
 static const char *const python_names[] = { "ansible_python_interpreter",
 	NULL };
 static const char *const interps_names[] = { "envctl_interpreters", NULL };
+static const char *const services_names[] = { "envctl_services", NULL };
 static const char *const args_names[] = { "ansible_ssh_common_args", NULL };
 static const char *const conn_names[] = { "ansible_connection", NULL };
 static const char *const become_names[] = { "ansible_become", NULL };
@@ -1179,12 +1180,12 @@ intern(struct inventory *inv, const char *s, size_t n, const struct ynode *at)
 	    at->col)->str;
 }
 
-static int
-interp_ok(const struct ynode *v)
-{
-	return ynode_is_string(v) && v->len > 0 && strlen(v->str) == v->len &&
-	    !in_words(v->str, python_autos);
-}
+/* One kind of list variable: what its entries are, and how many. */
+struct listvar {
+	const char *const *names;	/* the variable */
+	const char	*what;		/* "interpreter", "service" */
+	int		 no_auto;	/* 'auto' is no entry */
+};
 
 static int
 auto_word(const char *p, size_t n)
@@ -1198,64 +1199,77 @@ auto_word(const char *p, size_t n)
 	return 0;
 }
 
+/* Why entry p[0..n) of a list is refused, or NULL. */
+static const char *
+entry_bad(const struct listvar *lv, const char *p, size_t n)
+{
+	if (n == 0)
+		return "an empty string";
+	if (strlen(p) < n)
+		return "a string with a NUL byte";
+	if (lv->no_auto && auto_word(p, n))
+		return "'auto'";
+	return NULL;
+}
+
 static void
-add_interp(struct host *h, const char *s)
+add_entry(const char **arr, size_t *n, const char *s)
 {
 	size_t i;
 
-	for (i = 0; i < h->ninterpreters; i++)
-		if (strcmp(h->interpreters[i], s) == 0)
-			return;		/* named twice: managed once */
-	h->interpreters[h->ninterpreters++] = s;
+	for (i = 0; i < *n; i++)
+		if (strcmp(arr[i], s) == 0)
+			return;		/* named twice: once */
+	arr[(*n)++] = s;
 }
 
 /*
- * envctl_interpreters: a list of interpreter paths or command names, or
- * one string of them separated by commas.  A string that looks like a
+ * A list variable (envctl_interpreters, envctl_services): a YAML list, or
+ * one string of entries separated by commas.  A string that looks like a
  * list ("[...]", as an INI [group:vars] line keeps it) is refused rather
- * than read as one odd name.
+ * than read as one odd name.  Sets *out (NULL when unset) and *nout.
  */
 static void
-parse_interpreters(struct invb *l, struct host *h)
+parse_list(struct invb *l, struct host *h, const struct listvar *lv,
+    const char ***out, size_t *nout)
 {
-	const struct ynode *v;
-	const char *var, *p, *q;
-	size_t i, n;
+	const struct ynode *v, *it;
+	const char *var, *p, *q, *why;
+	size_t i, n, len;
 
-	if ((v = conn_value(l, h, interps_names, &var)) == NULL) {
-		if (h->python != NULL) {
-			h->interpreters = xcalloc(2, sizeof(*h->interpreters));
-			h->interpreters[h->ninterpreters++] = h->python;
-		}
+	*out = NULL;
+	*nout = 0;
+	if ((v = conn_value(l, h, lv->names, &var)) == NULL)
 		return;
-	}
 	if (ynode_is_string(v) && v->len > 0 && (v->str[0] == '[' ||
 	    v->str[0] == '(')) {
 		report_conn(l, ENVCTL_EINVALID, h, var, v, "'%s' is the string "
 		    "'%s', not a list (INI [group:vars] values are strings): "
-		    "write a YAML list, or the paths separated by commas",
+		    "write a YAML list, or the entries separated by commas",
 		    var, v->str);
 		return;
 	}
 	if (v->type == ENVCTL_YSEQ) {
 		n = v->nitems;
-		for (i = 0; i < n; i++)
-			if (is_templated(v->items[i])) {
+		for (i = 0; i < n; i++) {
+			it = v->items[i];
+			if (is_templated(it)) {
 				report_conn(l, ENVCTL_EUNSUPPORTED, h, var, v,
 				    "templated connection variables are not "
 				    "supported: '%s' item %zu is '%s'", var,
-				    i + 1, v->items[i]->str);
-				return;
-			} else if (!interp_ok(v->items[i])) {
-				report_conn(l, ENVCTL_EINVALID, h, var, v,
-				    "'%s' item %zu must be an interpreter path "
-				    "or name, got %s", var, i + 1,
-				    ynode_is_string(v->items[i]) &&
-				    v->items[i]->len == 0 ? "an empty string" :
-				    ynode_is_string(v->items[i]) ? "'auto'" :
-				    ynode_describe(v->items[i]));
+				    i + 1, it->str);
 				return;
 			}
+			why = ynode_is_string(it) ? entry_bad(lv, it->str,
+			    it->len) : ynode_describe(it);
+			if (why != NULL) {
+				report_conn(l, ENVCTL_EINVALID, h, var, v,
+				    "'%s' item %zu must be %s %s, got %s", var,
+				    i + 1, lv->no_auto ? "an" : "a", lv->what,
+				    why);
+				return;
+			}
+		}
 	} else if (ynode_is_string(v) && v->len > 0 &&
 	    strlen(v->str) == v->len) {
 		n = 1;
@@ -1263,40 +1277,58 @@ parse_interpreters(struct invb *l, struct host *h)
 			n += *p == ',';
 	} else {
 		report_conn(l, ENVCTL_EINVALID, h, var, v, "'%s' must be a "
-		    "list of interpreters, got %s", var, ynode_describe(v));
+		    "list of %ss, got %s", var, lv->what, ynode_describe(v));
 		return;
 	}
 	if (n == 0 || n > ENVCTL_MAX_INTERPRETERS) {
 		report_conn(l, ENVCTL_EINVALID, h, var, v, "'%s' must list "
-		    "from 1 to %d interpreters, got %zu", var,
-		    ENVCTL_MAX_INTERPRETERS, n);
+		    "from 1 to %d %ss, got %zu", var, ENVCTL_MAX_INTERPRETERS,
+		    lv->what, n);
 		return;
 	}
-	h->interpreters = xcalloc(n + 1, sizeof(*h->interpreters));
+	*out = xcalloc(n + 1, sizeof(**out));
 	if (v->type == ENVCTL_YSEQ) {
 		for (i = 0; i < n; i++)
-			add_interp(h, v->items[i]->str);
+			add_entry(*out, nout, v->items[i]->str);
 		return;
 	}
 	for (p = v->str; ; p = q + 1) {
 		q = strchr(p, ',');
 		while (*p == ' ' || *p == '\t')
 			p++;
-		n = q != NULL ? (size_t)(q - p) : strlen(p);
-		while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
-			n--;
-		if (n == 0 || auto_word(p, n)) {
+		len = q != NULL ? (size_t)(q - p) : strlen(p);
+		while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+			len--;
+		if (len == 0 || (lv->no_auto && auto_word(p, len))) {
 			report_conn(l, ENVCTL_EINVALID, h, var, v, "'%s': an "
-			    "empty or 'auto' entry in '%s'", var, v->str);
-			free(h->interpreters);
-			h->interpreters = NULL;
-			h->ninterpreters = 0;
+			    "empty%s entry in '%s'", var, lv->no_auto ?
+			    " or 'auto'" : "", v->str);
+			free(*out);
+			*out = NULL;
+			*nout = 0;
 			return;
 		}
-		add_interp(h, intern(l->inv, p, n, v));
+		add_entry(*out, nout, intern(l->inv, p, len, v));
 		if (q == NULL)
 			break;
 	}
+}
+
+static void
+parse_lists(struct invb *l, struct host *h)
+{
+	static const struct listvar interps = { interps_names, "interpreter",
+		1 };
+	static const struct listvar services = { services_names, "service",
+		0 };
+
+	parse_list(l, h, &interps, &h->interpreters, &h->ninterpreters);
+	if (h->interpreters == NULL && h->python != NULL) {
+		/* ansible_python_interpreter: a list of one. */
+		h->interpreters = xcalloc(2, sizeof(*h->interpreters));
+		h->interpreters[h->ninterpreters++] = h->python;
+	}
+	parse_list(l, h, &services, &h->services, &h->nservices);
 }
 
 static void
@@ -1325,7 +1357,7 @@ parse_connection(struct invb *l, struct host *h)
 	h->python = conn_string(l, h, python_names);
 	if (h->python != NULL && in_words(h->python, python_autos))
 		h->python = NULL;
-	parse_interpreters(l, h);
+	parse_lists(l, h);
 	h->become_user = conn_string(l, h, become_user_names);
 	if ((s = conn_string(l, h, become_method_names)) != NULL &&
 	    strcmp(s, "sudo") != 0 && strcmp(s, "ansible.builtin.sudo") != 0)
@@ -2060,6 +2092,7 @@ inventory_free(struct inventory *inv)
 		free(inv->hosts[i].vars);
 		free(inv->hosts[i].groups);
 		free(inv->hosts[i].interpreters);
+		free(inv->hosts[i].services);
 		free(inv->own[i].v);
 		free(inv->hfvars[i].v);
 	}

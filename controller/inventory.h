@@ -21,7 +21,7 @@ struct ynode;
 struct inventory;
 struct hvar;
 
-/* Most interpreters one host may list (envctl_interpreters). */
+/* Most interpreters (or services) one host may list. */
 #define ENVCTL_MAX_INTERPRETERS	16
 /* Most hosts one inventory may hold once ranges are expanded. */
 #define ENVCTL_INVENTORY_MAX_HOSTS	100000u
@@ -46,6 +46,9 @@ struct host {
 	 */
 	const char	**interpreters;
 	size_t		 ninterpreters;
+	/* envctl_services, or n = 0 (the playbook's services:). */
+	const char	**services;
+	size_t		 nservices;
 	int		 local;		/* ansible_connection: local */
 	const char	*ssh_common_args; /* raw, NULL = not set */
 	/* private */

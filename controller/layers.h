@@ -18,12 +18,19 @@
 #include <stddef.h>
 
 struct desired;
+struct host;
 struct host_state;
 struct playbook;
 
+/* What a finding means for the host. */
+#define ENVCTL_LAYER_WARNING	0	/* shown; not drift */
+#define ENVCTL_LAYER_DRIFT	1	/* the host is not as desired */
+#define ENVCTL_LAYER_INFO	2	/* facts only: where a value comes
+					   from */
+
 struct layer_finding {
 	char		*text;
-	int		 drift;
+	int		 kind;		/* ENVCTL_LAYER_* */
 };
 
 struct layers {
@@ -35,19 +42,27 @@ struct layers {
 	size_t		 workers;	/* matching workers seen */
 };
 
-/* {"op":"layers",...} for the desired values d (a new reference). */
-json_t	*layers_request(const struct playbook *pb, const struct desired *d,
-	    json_int_t id);
+/*
+ * {"op":"layers",...} for host h (NULL: the playbook's services only) and
+ * its desired values d; the inventory's envctl_services win over the
+ * playbook's services:.  A new reference.
+ */
+json_t	*layers_request(const struct playbook *pb, const struct host *h,
+	    const struct desired *d, json_int_t id);
 /*
  * Fills ly from the agent's reply (ok:true or not: an error is one
- * warning) for a host whose desired values are d, under pb's policy, and
- * whose managed file st changed last at st->mtime.  Anything malformed is
- * a warning naming the field, never a crash.
+ * warning) for a host whose desired values are d, under pb's policy,
+ * whose managed file st changed last at st->mtime (st NULL: unknown), and
+ * whose managed interpreters are the n paths in interps (a service that
+ * runs another is named).  Anything malformed is a warning naming the
+ * field, never a crash.
  */
 void	layers_parse(struct layers *ly, const json_t *reply,
 	    const struct playbook *pb, const struct desired *d,
-	    const struct host_state *st);
-/* {"findings":[{"text","drift"}],"stale_workers":n,"workers":n}. */
+	    const struct host_state *st, const char *const *interps,
+	    size_t n);
+/* {"findings":[{"text","kind":"drift|warning|info"}],"stale_workers":n,
+ * "workers":n}. */
 json_t	*layers_json(const struct layers *ly);
 void	layers_release(struct layers *ly);
 

@@ -51,7 +51,8 @@ exchange(struct agentlink *l, const struct host_plan *hp,
 	}
 	if (r == 0) {
 		/* The same round trip: what else decides the values. */
-		req = layers_request(pb, &hp->d, (json_int_t)n + 2);
+		req = layers_request(pb, hp->host, &hp->d,
+		    (json_int_t)n + 2);
 		r = agentlink_send(l, req, err);
 		json_decref(req);
 	}
@@ -188,13 +189,29 @@ read_ok(const json_t *reply)
  * otherwise right row pending, with nothing for apply to change.
  */
 static void
-plan_layers(struct host_plan *hp, const struct playbook *pb,
+plan_layers(struct host_plan **rows, size_t nrows,
+    const struct playbook *pb, const char *const *interps, size_t n,
     const json_t *reply)
 {
+	struct host_plan *hp = rows[0];
+	const char **paths;
+	size_t i, k, m = 0;
+
 	if (reply == NULL)
 		return;
+	/* The interpreters as named, and as each reported itself. */
+	paths = xcalloc(n + 2 * ENVCTL_PLAYBOOK_MAX_INTERPRETERS + 1,
+	    sizeof(*paths));
+	for (i = 0; i < n; i++)
+		paths[m++] = interps[i];
+	for (i = 0; i < nrows; i++)
+		for (k = 0; rows[i]->have_state &&
+		    k < hoststate_ninterps(&rows[i]->st) && m < n +
+		    2 * ENVCTL_PLAYBOOK_MAX_INTERPRETERS; k++)
+			paths[m++] = hoststate_interp(&rows[i]->st, k);
 	layers_parse(&hp->ly, reply, pb, &hp->d, hp->have_state ? &hp->st :
-	    NULL);
+	    NULL, paths, m);
+	free(paths);
 	if (hp->ly.ndrift > 0 && hp->outcome == ENVCTL_OUT_OK) {
 		hp->outcome = ENVCTL_OUT_PENDING;
 		hp->layer_only = 1;
@@ -269,7 +286,7 @@ plan_fetch(struct host_plan **rows, size_t *nrows, struct agentlink *l,
 		}
 		plan_read(hp, pb, hello, mine, m);
 	}
-	plan_layers(rows[0], pb, layers);
+	plan_layers(rows, *nrows, pb, interps, n, layers);
 	r = rows[0]->err.code;
 out:
 	json_decref(hello);

@@ -228,17 +228,27 @@ interp_lines(struct buf *out, const struct host_plan *hp,
 	}
 }
 
-/* The launchers', NCCL files' and workers' findings, one line each. */
+/*
+ * The launchers', NCCL files' and workers' findings, one line each; info
+ * (where each value comes from) only for facts.
+ */
 static void
 layer_lines(struct buf *out, const struct host_plan *hp,
-    const struct report_opts *ro, struct vis *v)
+    const struct report_opts *ro, struct vis *v, int info)
 {
+	static const char *const kinds[] = { "warning", "drift", "source" };
+	const struct layer_finding *f;
 	size_t i;
 
-	for (i = 0; i < hp->ly.n; i++)
-		buf_addf(out, "    %s%-9s%s %s\n", col(ro, hp->ly.f[i].drift ?
-		    C_RED : C_YELLOW), hp->ly.f[i].drift ? "drift" :
-		    "warning", col(ro, C_OFF), vis_str(v, hp->ly.f[i].text));
+	for (i = 0; i < hp->ly.n; i++) {
+		f = &hp->ly.f[i];
+		if (f->kind == ENVCTL_LAYER_INFO && !info)
+			continue;
+		buf_addf(out, "    %s%-9s%s %s\n", col(ro, f->kind ==
+		    ENVCTL_LAYER_DRIFT ? C_RED : f->kind ==
+		    ENVCTL_LAYER_WARNING ? C_YELLOW : ""), kinds[f->kind],
+		    col(ro, C_OFF), vis_str(v, f->text));
+	}
 }
 
 void
@@ -322,7 +332,7 @@ report_plan_host(struct buf *out, const struct host_plan *hp,
 			    vis_str(&v, k->reason != NULL ? k->reason :
 			    "failed"), vis_str(&v, k->kind));
 	}
-	layer_lines(out, hp, ro, &v);
+	layer_lines(out, hp, ro, &v, 0);
 	if (hp->block_mode && st->startup_error != NULL)
 		buf_addstr(out, "    note      code outside the envctl block "
 		    "raises: Python stops there, so a block after it does "
@@ -418,7 +428,7 @@ report_facts_host(struct buf *out, const struct host_plan *hp,
 		    vis_str(&v, shown_now(hp, &hp->effects[i])));
 	for (k = 0; k < st->nalso; k++)
 		also_facts(out, &st->also[k], hp, &v);
-	layer_lines(out, hp, ro, &v);
+	layer_lines(out, hp, ro, &v, 1);
 	vis_release(&v);
 }
 
@@ -658,7 +668,7 @@ report_drift_line(struct buf *b, const struct host_plan *hp)
 		sep = "; ";
 	}
 	for (i = 0; i < hp->ly.n; i++)
-		if (hp->ly.f[i].drift) {
+		if (hp->ly.f[i].kind == ENVCTL_LAYER_DRIFT) {
 			buf_addf(b, "%s%s", sep, vis_str(&v,
 			    hp->ly.f[i].text));
 			sep = "; ";

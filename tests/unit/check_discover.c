@@ -5,10 +5,13 @@
  * the real agent's "discover" op over venvs made by python3 -m venv in a
  * temp dir given as "roots".  Temporary files only.
  */
+#define _GNU_SOURCE	/* unshare(2) */
 #include <check.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -307,12 +310,41 @@ END_TEST
 
 /* ---- the real agent ---- */
 
+/*
+ * A privileged agent without a digest to check must lie where only root
+ * can change it, which a clone under /tmp is not: a copy on a tmpfs over
+ * /mnt in this test's own mount namespace (never on the real /mnt), as
+ * check_policy.c does.  NULL when there is none to be had.
+ */
+static char *
+trusted_agent(void)
+{
+	struct buf b = ENVCTL_BUF_INIT;
+	struct stat st;
+	char *p;
+
+	if (stat("/mnt", &st) != 0 || st.st_uid != 0 ||
+	    (st.st_mode & 022) != 0 || unshare(CLONE_NEWNS) != 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+	    mount("envctl-test", "/mnt", "tmpfs", 0, "mode=0755") != 0)
+		return NULL;
+	ck_assert_int_eq(buf_read_file(&b, agent_bin(), NULL), 0);
+	p = tu_write("/mnt", "envctl-agent", b.data, b.len);
+	ck_assert_int_eq(chmod(p, 0755), 0);
+	buf_release(&b);
+	return p;
+}
+
+/* The agent the requests go to: the built one, or trusted_agent()'s. */
+static const char *agent_path;
+
 /* One request to the agent (env: NULL-ended extra entries); its reply. */
 static json_t *
 ask_env(json_t *req, const char *env0)
 {
 	struct buf in = ENVCTL_BUF_INIT, out = ENVCTL_BUF_INIT;
-	char *argv[] = { (char *)agent_bin(), NULL };
+	char *argv[] = { (char *)(agent_path != NULL ? agent_path :
+	    agent_bin()), NULL };
 	char *envp[] = { "PATH=/usr/bin:/bin", (char *)env0, NULL };
 	struct tu_run r;
 	json_t *rep = NULL;
@@ -519,10 +551,18 @@ START_TEST(test_agent_privileged)
 	json_t *rep;
 	size_t i;
 
+	char *trusted;
+
 	if (geteuid() != 0) {
 		tu_skip("agent_privileged", "not root");
 		return;
 	}
+	if ((trusted = trusted_agent()) == NULL) {
+		tu_skip("agent_privileged", "no private /mnt for a root-only "
+		    "copy of the agent");
+		return;
+	}
+	agent_path = trusted;
 	rep = ask_env(json_pack("{s:s, s:i, s:[s]}", "op", "discover", "id", 1,
 	    "roots", "/tmp"), "SUDO_UID=1000");
 	assert_fail(rep, "EINVALID", "discover: a privileged agent searches "
@@ -539,6 +579,8 @@ START_TEST(test_agent_privileged)
 		    0, "%s", jstr(c, "error"));
 	}
 	json_decref(rep);
+	agent_path = NULL;
+	free(trusted);
 }
 END_TEST
 

@@ -642,7 +642,31 @@ START_TEST(test_interpreters)
 	ck_assert_str_eq(h->interpreters[0], "/usr/bin/python3");
 	h = find(inv, "d");
 	ck_assert_uint_eq(h->ninterpreters, 0);	/* the playbook's */
+	ck_assert_uint_eq(h->nservices, 0);
 	inventory_free(inv);
+
+	/* envctl_services: the same forms; 'auto' is a name there. */
+	inv = load_ok("all:\n"
+	    "  vars:\n"
+	    "    envctl_services: vllm.service, sglang\n"
+	    "  hosts:\n"
+	    "    a: {}\n"
+	    "    b:\n"
+	    "      envctl_services: [auto, vllm@0.service]\n");
+	h = find(inv, "a");
+	ck_assert_uint_eq(h->nservices, 2);
+	ck_assert_str_eq(h->services[0], "vllm.service");
+	ck_assert_str_eq(h->services[1], "sglang");
+	h = find(inv, "b");
+	ck_assert_uint_eq(h->nservices, 2);
+	ck_assert_str_eq(h->services[0], "auto");
+	inventory_free(inv);
+	load_fail("all:\n"
+	    "  hosts:\n"
+	    "    a:\n"
+	    "      envctl_services: []\n", ENVCTL_EINVALID,
+	    "a: hosts.yaml:4:24: 'envctl_services' must list from 1 to 16 "
+	    "services, got 0\n");
 
 	load_fail("all:\n"
 	    "  hosts:\n"
@@ -658,10 +682,10 @@ START_TEST(test_interpreters)
 	    "      envctl_interpreters: {a: 1}\n", ENVCTL_EINVALID,
 	    "a: hosts.yaml:4:28: 'envctl_interpreters' is the string "
 	    "'['/a/python3', '/b/python3']', not a list (INI [group:vars] "
-	    "values are strings): write a YAML list, or the paths separated "
+	    "values are strings): write a YAML list, or the entries separated "
 	    "by commas\n"
 	    "b: hosts.yaml:6:28: 'envctl_interpreters' item 2 must be an "
-	    "interpreter path or name, got an empty string\n"
+	    "interpreter, got an empty string\n"
 	    "c: hosts.yaml:8:28: 'envctl_interpreters': an empty or 'auto' "
 	    "entry in '/a/python3,,/b/python3'\n"
 	    "d: hosts.yaml:10:28: templated connection variables are not "

@@ -349,6 +349,71 @@ START_TEST(test_values)
 }
 END_TEST
 
+/*
+ * A host has a row per file its interpreters import: rows of one host
+ * must each name their interpreters, none twice, and different files.
+ */
+START_TEST(test_rows)
+{
+	struct planfile pf = { 0 };
+	struct err err = ENVCTL_ERR_INIT;
+	json_t *doc, *row2;
+	char *text;
+	int is_plan;
+
+	doc = valid_doc();
+	json_object_set_new(host0(doc), "interpreters", json_pack("[s,s]",
+	    "/usr/bin/python3", "/opt/v/bin/python3"));
+	row2 = json_deep_copy(host0(doc));
+	json_object_set_new(row2, "interpreters", json_pack("[s]",
+	    "/opt/uv/bin/python3"));
+	json_object_set_new(row2, "target", json_string("/opt/uv/lib/"
+	    "python3.12/site-packages/sitecustomize.py"));
+	json_object_set_new(row2, "real", json_string("/opt/uv/lib/"
+	    "python3.12/site-packages/sitecustomize.py"));
+	json_array_append(json_object_get(doc, "hosts"), row2);
+	text = json_dumps(doc, 0);
+	ck_assert_int_eq(planfile_parse(&pf, &is_plan, LABEL, text,
+	    strlen(text), &err), 0);
+	ck_assert_uint_eq(pf.nhosts, 4);
+	ck_assert_uint_eq(pf.hosts[0].ninterpreters, 2);
+	ck_assert_str_eq(pf.hosts[0].interpreters[1], "/opt/v/bin/python3");
+	ck_assert_str_eq(pf.hosts[3].name, "gpu-01");
+	ck_assert_uint_eq(pf.hosts[3].ninterpreters, 1);
+	planfile_release(&pf);
+	free(text);
+
+	/* The same interpreter in two rows. */
+	json_object_set_new(row2, "interpreters", json_pack("[s]",
+	    "/opt/v/bin/python3"));
+	expect_doc(json_deep_copy(doc), ENVCTL_EPARSE, LABEL ": not a valid "
+	    "plan file: host 'gpu-01': interpreter '/opt/v/bin/python3' is in "
+	    "'hosts[0]' and 'hosts[3]'\n");
+	/* The same file in two rows. */
+	json_object_set_new(row2, "interpreters", json_pack("[s]",
+	    "/opt/uv/bin/python3"));
+	json_object_set_new(row2, "real", json_string(
+	    "/etc/python3/sitecustomize.py"));
+	expect_doc(json_deep_copy(doc), ENVCTL_EPARSE, LABEL ": not a valid "
+	    "plan file: host 'gpu-01' is listed twice ('hosts[0]' and "
+	    "'hosts[3]')\n");
+	/* A row without interpreters: an old plan lists a host once. */
+	json_object_del(row2, "interpreters");
+	expect_doc(json_deep_copy(doc), ENVCTL_EPARSE, LABEL ": not a valid "
+	    "plan file: host 'gpu-01' is listed twice ('hosts[0]' and "
+	    "'hosts[3]')\n");
+	json_object_set_new(host0(doc), "interpreters", json_pack("[]"));
+	expect_doc(json_deep_copy(doc), ENVCTL_EPARSE, LABEL ": not a valid "
+	    "plan file: 'hosts[0].interpreters' must be a list of 1 to 16 "
+	    "interpreters\n");
+	json_object_set_new(host0(doc), "interpreters", json_pack("[s]", ""));
+	expect_doc(doc, ENVCTL_EPARSE, LABEL ": not a valid plan file: "
+	    "'hosts[0].interpreters[0]' must be a non-empty string\n");
+	json_decref(row2);
+	err_release(&err);
+}
+END_TEST
+
 /* A bad base64 string: EPARSE naming the member, then proto's reason. */
 START_TEST(test_base64)
 {
@@ -686,6 +751,7 @@ main(void)
 	tcase_add_loop_test(read, test_fields, 0,
 	    sizeof(fields) / sizeof(fields[0]));
 	tcase_add_test(read, test_values);
+	tcase_add_test(read, test_rows);
 	tcase_add_test(read, test_base64);
 	tcase_add_test(read, test_digests);
 	tcase_add_test(read, test_valid);
