@@ -450,15 +450,19 @@ host_json(const struct engine *e, const struct engine_host *eh)
 json_t *
 engine_json(const struct engine *e)
 {
-	json_t *hosts = json_array();
+	json_t *hosts = json_array(), *doc;
 	size_t i;
 
 	for (i = 0; i < e->nhosts; i++)
 		if (!e->hosts[i].unused)
 			json_array_append_new(hosts,
 			    host_json(e, &e->hosts[i]));
-	return report_envelope(cmd_names[e->p->cmd], e->p->inventory,
+	doc = report_envelope(cmd_names[e->p->cmd], e->p->inventory,
 	    e->ctx->pb, &e->counts, hosts);
+	if (e->p->cmd == ENVCTL_CMD_PLAN || e->p->cmd == ENVCTL_CMD_DRIFT)
+		json_object_set_new(doc, "groups",
+		    consistency_json(&e->groups));
+	return doc;
 }
 
 /* drift: a line per drifted host, the fleet's summary; failures apart. */
@@ -486,6 +490,8 @@ drift_text(const struct engine *e)
 	}
 	if (drifted > 0)
 		report_drift_summary(&out, e->plans, e->nplans);
+	/* Apart from the drift lines, as the failures are. */
+	consistency_text(&bad, &e->groups);
 	out_write(out.data, out.len);
 	out_note("%s", bad.data);
 	buf_wipe(&out);
@@ -510,6 +516,8 @@ finish(struct engine *e)
 		if (eh->read && p->change == ENVCTL_CHANGE_FIX)
 			eh->hp.outcome = eh->outcome;
 	}
+	if (p->cmd == ENVCTL_CMD_PLAN || p->cmd == ENVCTL_CMD_DRIFT)
+		consistency_find(&e->groups, e->plans, e->nplans);
 	if (e->asked_no && !p->declined_summary)
 		return;
 	if (p->json) {
@@ -532,6 +540,7 @@ finish(struct engine *e)
 		    !e->hosts[i].follower)
 			report_planned_line(&b, e->hosts[i].name,
 			    e->hosts[i].outcome);
+	consistency_text(&b, &e->groups);
 	report_summary(&b, &e->counts, &p->ro);
 	out_write(b.data, b.len);
 	buf_release(&b);
@@ -705,6 +714,7 @@ engine_release(struct engine *e)
 	}
 	free(e->hosts);
 	free(e->plans);
+	consistency_release(&e->groups);
 	agent_binary_release(&e->ab);
 	memset(e, 0, sizeof(*e));
 }

@@ -22,6 +22,7 @@
 #include "controller/agentlink.h"
 #include "controller/apply.h"
 #include "controller/backups.h"
+#include "controller/consistency.h"
 #include "controller/desired.h"
 #include "controller/plan.h"
 #include "controller/report.h"
@@ -118,6 +119,8 @@ struct engine {
 	struct host_plan **plans;	/* the read hosts' plans, in order */
 	size_t		 nplans;
 	struct plan_counts counts;	/* of the final outcomes */
+	struct consistency groups;	/* plan, drift: NCCL values that
+					   differ inside a group */
 	int		 asked_no;	/* the operator answered no */
 	int		 phase;		/* 1 read (and change), 2 change */
 };
