@@ -488,10 +488,11 @@ drift_text(const struct engine *e)
 		} else if (eh->found != ENVCTL_OUT_OK)
 			report_plan_host(&bad, &eh->hp, ro);
 	}
-	if (drifted > 0)
+	if (drifted > 0) {
 		report_drift_summary(&out, e->plans, e->nplans);
-	/* Apart from the drift lines, as the failures are. */
-	consistency_text(&bad, &e->groups);
+		/* In sync, drift prints nothing: --report has them all. */
+		consistency_text(&out, &e->groups);
+	}
 	out_write(out.data, out.len);
 	out_note("%s", bad.data);
 	buf_wipe(&out);

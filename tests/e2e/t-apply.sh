@@ -68,10 +68,10 @@ assert_eq "$(stat -c '%a %U:%G' "$(host_file gpu-01)")" "$mode_before" "mode and
 link=$(host_ssh gpu-01 "readlink $FLEET_SITE")
 assert_eq "$link" "$FLEET_ETC_SITE" "the symlink is still a symlink"
 py=$(host_ssh gpu-01 "env -i PATH=/usr/bin:/bin /usr/bin/python3 -c 'import os
-for k in \"CUDA_HOME TRITON_PTXAS_PATH NCCL_PROTO NCCL_ALGO NCCL_P2P_LEVEL NCCL_MAX_NCHANNELS NCCL_BUFFSIZE NCCL_NTHREADS\".split(): print(k, os.environ.get(k))'" 2>"$E2E_TMP/pyerr")
+for k in \"CUDA_HOME TRITON_PTXAS_PATH TRITON_PTXAS_BLACKWELL_PATH NCCL_PROTO NCCL_ALGO NCCL_P2P_LEVEL NCCL_MAX_NCHANNELS NCCL_BUFFSIZE NCCL_NTHREADS\".split(): print(k, os.environ.get(k))'" 2>"$E2E_TMP/pyerr")
 assert_eq "$(cat "$E2E_TMP/pyerr")" "" "fresh python3 on gpu-01 prints nothing on stderr"
-assert_eq "$(words "$py")" "CUDA_HOME /usr/local/cuda-13.0 TRITON_PTXAS_PATH /usr/local/cuda-13.0/bin/ptxas NCCL_PROTO LL NCCL_ALGO Ring NCCL_P2P_LEVEL SYS NCCL_MAX_NCHANNELS 16 NCCL_BUFFSIZE 16777216 NCCL_NTHREADS 512" \
-    "all eight variables in effect on gpu-01"
+assert_eq "$(words "$py")" "CUDA_HOME /usr/local/cuda-13.0 TRITON_PTXAS_PATH /usr/local/cuda-13.0/bin/ptxas TRITON_PTXAS_BLACKWELL_PATH /usr/local/cuda-13.0/bin/ptxas NCCL_PROTO LL NCCL_ALGO Ring NCCL_P2P_LEVEL SYS NCCL_MAX_NCHANNELS 16 NCCL_BUFFSIZE 16777216 NCCL_NTHREADS 512" \
+    "all nine variables in effect on gpu-01"
 b=$(backups_of gpu-01)
 assert_eq "$(printf '%s\n' "$b" | grep -c .)" 1 "gpu-01: one backup"
 assert_eq "$(sha256 "$b")" "$(sha256 "$BROKEN")" "backup is the seed byte for byte"

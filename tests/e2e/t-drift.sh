@@ -39,6 +39,8 @@ assert_eq "$rc" 2 "drift: exit status"
 assert_eq "$(cat "$E2E_TMP/err")" "" "drift: nothing on stderr"
 assert_contains "$out" "gpu-02: NCCL_PROTO effective Simple, want LL" "drift: host and variable"
 assert_contains "$out" "NCCL_PROTO: 2 hosts LL, 1 host Simple: gpu-02" "drift: fleet summary"
+assert_contains "$out" "warning: group fleet: NCCL_PROTO is LL on 2 hosts, Simple on 1 host now (mid-rollout?): ranks of one job must agree" \
+    "drift: the group whose hosts disagree"
 [ "$(printf '%s\n' "$out" | grep -c '^gpu-0[13]')" = 0 ] || fail "drift names in-sync hosts"
 
 /usr/bin/python3 - "$E2E_TMP/m/envctl.prom" "$E2E_TMP/report.json" <<'PY' || fail "metrics / report"

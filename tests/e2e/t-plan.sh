@@ -96,7 +96,7 @@ for h in doc["hosts"]:
         assert k in h, (h["name"], k)
     assert h["stats"]["channels"] == 1, h["stats"]
     assert h["stats"]["sftp_sessions"] == 0, h["stats"]
-    assert len(h["variables"]) == 8
+    assert len(h["variables"]) == 9
     t = h["target"]
     assert t["chain"][-1].startswith("/etc/python3"), t
     assert t["mode"] == "0644" and t["owner"] == "root", t
@@ -195,3 +195,14 @@ assert_contains "$out" '-# hidden \x1b[8m text \x1b[2J' \
 assert_eq "$(printf '%s' "$out" | tr -d '\n' | grep -c $'\033\\[[28]')" 0 \
     "plan --color always: only the report's own colours"
 cp "$E2E_TMP/gpu-02.saved" "$f"
+
+# --- a group whose hosts would end up with different NCCL values ----------
+INV2=$E2E_TMP/hosts-tree.yaml
+sed 's|^        gpu-02:$|&\n          nccl_algo: Tree|' "$FLEET_INVENTORY" >"$INV2"
+grep -q 'nccl_algo: Tree' "$INV2" || fatal "cannot write the inventory"
+out=$("${ENVCTL[@]}" plan "$INV2" "${KH[@]}" 2>&1)
+assert_contains "$out" "warning: group fleet: NCCL_ALGO would be Ring on 2 hosts, Tree on 1 host: ranks of one job must agree" \
+    "plan: a group whose desired NCCL values differ" || note "$out"
+n=$("${ENVCTL[@]}" plan "$INV2" "${KH[@]}" --json 2>/dev/null |
+    python3 -c 'import json,sys; g=[x for x in json.load(sys.stdin)["groups"] if x["kind"] == "desired"]; print(len(g), g[0]["group"], g[0]["variable"])')
+assert_eq "$n" "1 fleet NCCL_ALGO" "plan --json: the group warning"

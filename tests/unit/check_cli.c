@@ -49,7 +49,8 @@ data(const char *name)
 	return p;
 }
 
-#define NAMES "['CUDA_HOME', 'TRITON_PTXAS_PATH', 'NCCL_PROTO', " \
+#define NAMES "['CUDA_HOME', 'TRITON_PTXAS_PATH', " \
+	"'TRITON_PTXAS_BLACKWELL_PATH', 'NCCL_PROTO', " \
 	"'NCCL_ALGO', 'NCCL_P2P_LEVEL', 'NCCL_MAX_NCHANNELS', " \
 	"'NCCL_BUFFSIZE', 'NCCL_NTHREADS']"
 
@@ -108,6 +109,7 @@ START_TEST(test_default_playbook_in_python)
 	assert_host_env("h100-01", NULL,
 	    "CUDA_HOME='/opt/cuda-13.0'\n"
 	    "TRITON_PTXAS_PATH='/opt/cuda-13.0/bin/ptxas'\n"
+	    "TRITON_PTXAS_BLACKWELL_PATH='/opt/cuda-13.0/bin/ptxas'\n"
 	    "NCCL_PROTO='Simple'\n"
 	    "NCCL_ALGO='Ring'\n"
 	    "NCCL_P2P_LEVEL='SYS'\n"
@@ -117,6 +119,7 @@ START_TEST(test_default_playbook_in_python)
 	assert_host_env("rtx-01", NULL,
 	    "CUDA_HOME='/usr/local/cuda-13.0'\n"
 	    "TRITON_PTXAS_PATH='/usr/local/cuda-13.0/bin/ptxas'\n"
+	    "TRITON_PTXAS_BLACKWELL_PATH='/usr/local/cuda-13.0/bin/ptxas'\n"
 	    "NCCL_PROTO='LL'\n"
 	    "NCCL_ALGO='Ring'\n"
 	    "NCCL_P2P_LEVEL='SYS'\n"
@@ -126,6 +129,7 @@ START_TEST(test_default_playbook_in_python)
 	assert_host_env("rtx-02", NULL,
 	    "CUDA_HOME='/usr/local/cuda-13.0'\n"
 	    "TRITON_PTXAS_PATH='/usr/local/cuda-13.0/bin/ptxas'\n"
+	    "TRITON_PTXAS_BLACKWELL_PATH='/usr/local/cuda-13.0/bin/ptxas'\n"
 	    "NCCL_PROTO='LL'\n"
 	    "NCCL_ALGO='Tree'\n"
 	    "NCCL_P2P_LEVEL='SYS'\n"
@@ -136,6 +140,7 @@ START_TEST(test_default_playbook_in_python)
 	assert_host_env("rtx-02", "NCCL_ALGO=CollnetDirect",
 	    "CUDA_HOME='/usr/local/cuda-13.0'\n"
 	    "TRITON_PTXAS_PATH='/usr/local/cuda-13.0/bin/ptxas'\n"
+	    "TRITON_PTXAS_BLACKWELL_PATH='/usr/local/cuda-13.0/bin/ptxas'\n"
 	    "NCCL_PROTO='LL'\n"
 	    "NCCL_ALGO='CollnetDirect'\n"
 	    "NCCL_P2P_LEVEL='SYS'\n"
@@ -343,7 +348,7 @@ START_TEST(test_check_ok_and_verbose)
 	ck_assert_msg(r.status == 0, "%s", r.errout);
 	ck_assert_ptr_nonnull(strstr(r.out, ": 4 hosts, 4 selected\n"));
 	ck_assert_ptr_nonnull(strstr(r.out, "playbook 'cuda13-nccl', mode "
-	    "file, policy setdefault, 8 variables\n"));
+	    "file, policy setdefault, 9 variables\n"));
 	ck_assert_ptr_nonnull(strstr(r.out, "check: ok\n"));
 	tu_run_free(&r);
 	envctl(&r, "check", inv, "-l", "rtx,!rtx-01", "-v", NULL);

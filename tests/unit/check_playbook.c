@@ -55,7 +55,8 @@ START_TEST(test_default_playbook)
 	struct err err = ENVCTL_ERR_INIT;
 	struct playbook *pb;
 	static const char *const names[] = { "CUDA_HOME",
-		"TRITON_PTXAS_PATH", "NCCL_PROTO", "NCCL_ALGO",
+		"TRITON_PTXAS_PATH", "TRITON_PTXAS_BLACKWELL_PATH",
+		"NCCL_PROTO", "NCCL_ALGO",
 		"NCCL_P2P_LEVEL", "NCCL_MAX_NCHANNELS", "NCCL_BUFFSIZE",
 		"NCCL_NTHREADS" };
 	size_t i;
@@ -66,12 +67,13 @@ START_TEST(test_default_playbook)
 	ck_assert_int_eq(pb->policy, ENVCTL_POLICY_SETDEFAULT);
 	ck_assert_ptr_null(pb->target);
 	ck_assert_str_eq(pb->interpreter, "python3");
-	ck_assert_uint_eq(pb->nenv, 8);
-	for (i = 0; i < 8; i++)
+	ck_assert_uint_eq(pb->nenv, 9);
+	for (i = 0; i < 9; i++)
 		ck_assert_str_eq(pb->env[i].name, names[i]);
 	ck_assert_int_eq(pb->env[0].check, ENVCTL_CHECK_DIR);
 	ck_assert_int_eq(pb->env[1].check, ENVCTL_CHECK_EXECUTABLE);
-	ck_assert_int_eq(pb->env[2].check, ENVCTL_CHECK_NONE);
+	ck_assert_int_eq(pb->env[2].check, ENVCTL_CHECK_EXECUTABLE);
+	ck_assert_int_eq(pb->env[3].check, ENVCTL_CHECK_NONE);
 	ck_assert_str_eq(pb->env[0].value->str, "{{ cuda_home }}");
 	ck_assert_ptr_nonnull(strstr(pb->template.data, "{{ envctl_env }}"));
 	ck_assert_ptr_nonnull(strstr(pb->template.data, "apport_python_hook"));
