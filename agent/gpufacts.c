@@ -389,7 +389,7 @@ gpufacts_topo(json_t **out, const char *s, size_t len, struct err *err)
 	return 0;
 bad:
 	json_decref(pairs);
-	if (ngpu < 0)
+	if (ngpu <= 0)
 		return err_set(err, ENVCTL_EPARSE, "nvidia-smi topo -m: no "
 		    "'GPU0 GPU1 ...' header");
 	return err_set(err, ENVCTL_EPARSE, "nvidia-smi topo -m: line %d is "

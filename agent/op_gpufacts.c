@@ -623,11 +623,13 @@ fail:
 
 /* ---- the request ---- */
 
+static const char *const fact_names[] = { "gpu", "cuda", "nccl", "triton",
+	NULL };
+
 static int
 parse_facts(int *out, const json_t *v, struct err *err)
 {
-	static const char *const names[] = { "gpu", "cuda", "nccl",
-	    "triton", NULL };
+	const char *const *names = fact_names;
 	const json_t *x;
 	const char *s;
 	size_t i;
@@ -662,6 +664,7 @@ op_gpufacts(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
 	struct gf g;
 	const json_t *iv = json_object_get(req, "interpreters"), *x;
 	json_t *gpu = NULL, *interps = json_array(), *o, *rep, *first = NULL;
+	json_t *fv;
 	const char *home = NULL, *from = "request", *s;
 	const char **names = NULL;
 	size_t n = 0, i;
@@ -710,6 +713,11 @@ op_gpufacts(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
 	if ((r = policy_open(&g.pol, err)) != 0)
 		goto out;
 	g.deadline = deadline_now_ms() + timeout;
+	fv = json_array();
+	for (i = 0; i < 4; i++)
+		if (facts & (1 << i))
+			json_array_append_new(fv, json_string(fact_names[i]));
+	json_object_set_new(reply, "facts", fv);
 
 	if (facts & F_GPU) {
 		gpu = gather_gpu(&g);
