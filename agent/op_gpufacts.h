@@ -35,8 +35,8 @@ struct err;
  * {"op":"gpufacts","facts":["gpu","cuda","nccl","triton"],
  * "interpreters":[...],"cuda_home":PATH|null,"arch":N|null,
  * "timeout_ms":N} -> {"gpu","cuda","arch","interpreters"} as
- * docs/internals.md shows.  ENVCTL_EINVALID for a malformed request or
- * an interpreter the policy refuses.
+ * docs/internals.md shows.  ENVCTL_EINVALID for a malformed request; an
+ * interpreter the policy refuses is that interpreter's "error".
  */
 int	op_gpufacts(json_t *reply, const json_t *req,
 	    const struct agent_ctx *ctx, struct err *err);

@@ -420,6 +420,7 @@ START_TEST(test_agent_planted)
 		tu_skip("test_agent_planted", "no build/envctl-agent-faults "
 		    "(ENVCTL_AGENT_FAULTS)");
 		tu_rmtree(root);
+		free(root);
 		return;
 	}
 	plant(root, "proc/driver/nvidia/version", "open-module/version");
@@ -436,6 +437,7 @@ START_TEST(test_agent_planted)
 	    root)), 0);
 	free(env);
 	smi = tu_writes(root, "usr/bin/nvidia-smi", p);
+	free(p);
 	ck_assert_int_eq(chmod(smi, 0755), 0);
 	env = xasprintf("ENVCTL_TEST_GPU_ROOT=%s", root);
 	rep = ask(faults, env, gpufacts_request(1, ENVCTL_GPUFACTS_GPU, NULL,
@@ -496,6 +498,7 @@ START_TEST(test_agent_planted)
 	free(smi);
 	free(src);
 	tu_rmtree(root);
+	free(root);
 }
 END_TEST
 
@@ -520,6 +523,7 @@ START_TEST(test_agent_venv)
 		tu_skip("test_agent_venv", "no " CUDA13 " ptxas and "
 		    "libnccl.so.2");
 		tu_rmtree(dir);
+		free(dir);
 		return;
 	}
 	cmd = xasprintf("'%s' -m venv --without-pip '%s/v'", tu_python(),
@@ -528,6 +532,7 @@ START_TEST(test_agent_venv)
 		tu_skip("test_agent_venv", "python3 -m venv does not work");
 		free(cmd);
 		tu_rmtree(dir);
+		free(dir);
 		return;
 	}
 	free(cmd);
@@ -582,6 +587,7 @@ START_TEST(test_agent_venv)
 	free(sp);
 	free(py);
 	tu_rmtree(dir);
+	free(dir);
 }
 END_TEST
 
