@@ -134,6 +134,8 @@ $(foreach v,ag ag-faults,$(B)/$(v)/agent/probe.o): \
     $(B)/gen/agent/py/probe.py.h
 $(foreach v,ag ag-faults,$(B)/$(v)/agent/forkserver.o): \
     $(B)/gen/agent/py/forkserver.py.h
+$(foreach v,ag ag-faults,$(B)/$(v)/agent/op_gpufacts.o): \
+    $(B)/gen/agent/py/gpufacts.py.h
 
 $(B)/ag/%.o: %.c | $(AGENT_INC)
 	@mkdir -p $(dir $@)

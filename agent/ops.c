@@ -15,6 +15,7 @@
 #include "op_rollback.h"
 #include "op_backups.h"
 #include "op_discover.h"
+#include "op_gpufacts.h"
 #include "op_layers.h"
 #include "op_read.h"
 
@@ -39,6 +40,7 @@ static const struct op ops[] = {
 	{ "backups",	op_backups },
 	{ "rollback",	op_rollback },
 	{ "discover",	op_discover },
+	{ "gpufacts",	op_gpufacts },
 	{ NULL,		NULL },
 };
 

@@ -53,6 +53,12 @@ static const struct walk_kind K_ENVFILE = {
 	"only root can change them",
 	1, 1,
 };
+static const struct walk_kind K_PROGRAM = {
+	"program",
+	"a privileged agent runs only root-owned programs on paths that "
+	"only root can change",
+	1, 1,
+};
 static const struct walk_kind K_AGENT = {
 	"agent program",
 	"a privileged agent without a digest to check must be root-owned",
@@ -698,6 +704,20 @@ policy_root_file(const struct policy *pol, const char *path,
 	if (!pol->privileged)
 		return 0;
 	if ((r = walk(&real, &exists, path, &K_ENVFILE, err)) == 0)
+		free(real);
+	return r;
+}
+
+int
+policy_program(const struct policy *pol, const char *path,
+    struct err *err)
+{
+	char *real;
+	int exists, r;
+
+	if (!pol->privileged)
+		return 0;
+	if ((r = walk(&real, &exists, path, &K_PROGRAM, err)) == 0)
 		free(real);
 	return r;
 }

@@ -108,6 +108,13 @@ int	policy_service(const struct policy *pol, const char *unit,
  */
 int	policy_root_file(const struct policy *pol, const char *path,
 	    struct err *err);
+/*
+ * Checks a program a privileged agent runs or a file it reads for facts
+ * (nvidia-smi, ptxas, a library): root-owned, and only root can change
+ * it or any directory and link on its way.  A missing one passes.
+ */
+int	policy_program(const struct policy *pol, const char *path,
+	    struct err *err);
 /* Checks a backup directory: exactly the policy's (trailing '/' aside). */
 int	policy_backup_dir(const struct policy *pol, const char *dir,
 	    struct err *err);
