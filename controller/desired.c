@@ -36,6 +36,8 @@ struct scope {
 
 struct lookup {
 	const struct playbook *pb;
+	const struct desired_fact *facts;	/* the host's, or NULL */
+	size_t		 nfacts;
 	struct scope	 self;
 	struct opaque	 hostvars, groups;
 	void		**kept;		/* scopes and opaques, freed at end */
@@ -104,6 +106,18 @@ abs_inventory_file(struct buf *b, const struct host *h)
 	buf_release(&abs);
 }
 
+/* The index of fact name, or l->nfacts. */
+static size_t
+fact_index(const struct lookup *l, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < l->nfacts; i++)
+		if (strcmp(l->facts[i].name, name) == 0)
+			return i;
+	return l->nfacts;
+}
+
 static int
 lookup_var(void *ctx, const void *scopep, const char *name, struct ydoc *doc,
     struct template_val *out, struct err *err)
@@ -147,6 +161,10 @@ lookup_var(void *ctx, const void *scopep, const char *name, struct ydoc *doc,
 		slash = strrchr(b.data, '/');
 		out->node = str_node(doc, b.data, slash > b.data ?
 		    (size_t)(slash - b.data) : 1);
+	} else if (sc == &l->self && (i = fact_index(l, name)) < l->nfacts) {
+		/* Facts win over inventory variables, as Ansible's do. */
+		out->node = str_node(doc, l->facts[i].value,
+		    strlen(l->facts[i].value));
 	} else if ((out->node = host_var(h, name)) == NULL && sc->defaults)
 		out->node = ymap_get(l->pb->defaults, name);
 	if (out->kind == ENVCTL_TVAL_NODE && out->node == NULL)
@@ -211,6 +229,14 @@ int
 desired_values(struct desired *d, const struct playbook *pb,
     const struct host *h, struct err *err)
 {
+	return desired_values_facts(d, pb, h, NULL, 0, err);
+}
+
+int
+desired_values_facts(struct desired *d, const struct playbook *pb,
+    const struct host *h, const struct desired_fact *facts, size_t nfacts,
+    struct err *err)
+{
 	struct lookup l;
 	struct template_pos pos;
 	struct err e = ENVCTL_ERR_INIT;
@@ -223,6 +249,8 @@ desired_values(struct desired *d, const struct playbook *pb,
 	buf_init(&d->content, 0);
 	memset(&l, 0, sizeof(l));
 	l.pb = pb;
+	l.facts = facts;
+	l.nfacts = nfacts;
 	l.self.h = h;
 	l.self.defaults = 1;
 	l.hostvars.kind = OPAQUE_HOSTVARS;

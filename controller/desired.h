@@ -27,6 +27,12 @@ struct desired_var {
 	enum playbook_check check;
 };
 
+/* A host fact as a template variable (envctl_gpu_count...); borrowed. */
+struct desired_fact {
+	const char	*name;
+	const char	*value;
+};
+
 struct desired {
 	struct desired_var *vars;	/* in playbook order */
 	size_t		 nvars;
@@ -49,6 +55,14 @@ int	desired_values(struct desired *d, const struct playbook *pb,
 int	desired_content(struct desired *d, const struct playbook *pb,
 	    const struct host *h, const char *cur, size_t curlen,
 	    const char *cur_label, struct err *err);
+/*
+ * desired_values() with the host's facts (gpufacts.h) as variables of the
+ * host being rendered, above its inventory variables, as Ansible's facts
+ * are; facts may be NULL when n is 0.
+ */
+int	desired_values_facts(struct desired *d, const struct playbook *pb,
+	    const struct host *h, const struct desired_fact *facts, size_t n,
+	    struct err *err);
 /* desired_values, then desired_content. */
 int	desired_render(struct desired *d, const struct playbook *pb,
 	    const struct host *h, const char *cur, size_t curlen,

@@ -11,6 +11,7 @@
 #include "common/xmalloc.h"
 #include "controller/context.h"
 #include "controller/fleet.h"
+#include "controller/gpufacts.h"
 #include "controller/inventory.h"
 #include "controller/output.h"
 #include "controller/planfile.h"
@@ -199,6 +200,7 @@ read_job(void *arg, size_t i)
 	struct agentlink *l = NULL;
 	struct timespec t0;
 	size_t k, nused = 1;
+	unsigned facts;
 
 	if (eh->host == NULL || eh->tried)
 		return;		/* a plan's host not to change, or refused */
@@ -206,12 +208,18 @@ read_job(void *arg, size_t i)
 	rows = xcalloc(eh->nrows + 1, sizeof(*rows));
 	for (k = 0; k < eh->nrows; k++)
 		rows[k] = &eh[k].hp;
-	if (plan_begin(hp, eh->host, e->ctx->pb) != 0)
+	facts = e->p->cmd == ENVCTL_CMD_FACTS ? ENVCTL_GPUFACTS_ALL :
+	    e->ctx->pb->facts;
+	/* Values that use facts are expanded once the facts are in. */
+	if (facts == 0 && plan_begin(hp, eh->host, e->ctx->pb) != 0)
 		goto out;
 	if (agentlink_open(&l, eh->host, &e->link, &hp->err) != 0) {
 		hp->outcome = ENVCTL_OUT_UNREACHABLE;
 		goto out;
 	}
+	if (facts != 0 && plan_facts(hp, l, eh->host, e->ctx->pb, facts,
+	    eh->interps, eh->ninterps) != 0)
+		goto out;
 	plan_fetch(rows, &nused, l, e->ctx->pb, eh->interps, eh->ninterps,
 	    wants_fork(e->p));
 	plan_one_file(eh, &nused);

@@ -8,6 +8,7 @@
 #include "common/xmalloc.h"
 #include "controller/agentlink.h"
 #include "controller/diff.h"
+#include "controller/gpufacts.h"
 #include "controller/inventory.h"
 #include "controller/playbook.h"
 
@@ -34,12 +35,15 @@ exchange(struct agentlink *l, const struct host_plan *hp,
 {
 	json_t *req;
 	size_t i;
-	int r, ms = agentlink_host_ms(l);
+	int r = 0, ms = agentlink_host_ms(l);
 
-	req = json_pack("{s:s, s:i, s:i}", "op", "hello", "id", 1,
-	    "protocol", ENVCTL_PROTO_VERSION);
-	r = agentlink_send(l, req, err);
-	json_decref(req);
+	/* plan_facts() said hello already. */
+	if (*hello == NULL) {
+		req = json_pack("{s:s, s:i, s:i}", "op", "hello", "id", 1,
+		    "protocol", ENVCTL_PROTO_VERSION);
+		r = agentlink_send(l, req, err);
+		json_decref(req);
+	}
 	for (i = 0; r == 0 && i < n; i++) {
 		/* The probe's deadline on the host ends before ours. */
 		req = hoststate_request(pb, interps[i], &hp->d,
@@ -58,8 +62,8 @@ exchange(struct agentlink *l, const struct host_plan *hp,
 	}
 	if (r != 0)
 		return r;
-	if ((r = agentlink_recv(l, hello, err)) != 0 ||
-	    (r = proto_reply_error(*hello, err)) != 0)
+	if (*hello == NULL && ((r = agentlink_recv(l, hello, err)) != 0 ||
+	    (r = proto_reply_error(*hello, err)) != 0))
 		return r;
 	for (i = 0; i < n; i++)
 		if ((r = agentlink_recv(l, &reads[i], err)) != 0)
@@ -127,15 +131,69 @@ first_failed(const struct host_state *st)
 	return NULL;
 }
 
+/* plan_begin() with the facts of gf (NULL: none) as variables. */
+static int
+begin(struct host_plan *hp, const struct host *h, const struct playbook *pb,
+    const struct gpufacts *gf)
+{
+	struct desired_fact *f = NULL;
+	size_t i, n = 0;
+	int r;
+
+	hp->host = h;
+	hp->block_mode = pb->mode == ENVCTL_MODE_BLOCK;
+	hp->outcome = ENVCTL_OUT_FAILED;
+	if (hp->diff.alloc == 0)
+		buf_init(&hp->diff, DIFF_MAX);
+	if (gf != NULL) {
+		f = xcalloc(gpufacts_nvars() + 1, sizeof(*f));
+		for (i = 0; i < gpufacts_nvars(); i++)
+			if ((f[n].value = gpufacts_var(gf, i,
+			    &f[n].name)) != NULL)
+				n++;
+	}
+	r = desired_values_facts(&hp->d, pb, hp->host, f, n, &hp->err);
+	free(f);
+	return r;
+}
+
 int
 plan_begin(struct host_plan *hp, const struct host *h,
     const struct playbook *pb)
 {
+	return begin(hp, h, pb, NULL);
+}
+
+int
+plan_facts(struct host_plan *hp, struct agentlink *l, const struct host *h,
+    const struct playbook *pb, unsigned mask, const char *const *interps,
+    size_t n)
+{
+	json_t *req, *rep = NULL;
+	int r;
+
 	hp->host = h;
-	hp->block_mode = pb->mode == ENVCTL_MODE_BLOCK;
 	hp->outcome = ENVCTL_OUT_FAILED;
 	buf_init(&hp->diff, DIFF_MAX);
-	return desired_values(&hp->d, pb, hp->host, &hp->err);
+	req = json_pack("{s:s, s:i, s:i}", "op", "hello", "id", 1,
+	    "protocol", ENVCTL_PROTO_VERSION);
+	r = agentlink_send(l, req, &hp->err);
+	json_decref(req);
+	if (r == 0) {
+		req = gpufacts_request(9, mask, interps, n, NULL,
+		    agentlink_host_ms(l));
+		r = agentlink_send(l, req, &hp->err);
+		json_decref(req);
+	}
+	if (r == 0 && ((r = agentlink_recv(l, &hp->hello, &hp->err)) != 0 ||
+	    (r = proto_reply_error(hp->hello, &hp->err)) != 0))
+		goto out;
+	if (r == 0 && (r = agentlink_recv(l, &rep, &hp->err)) == 0 &&
+	    (r = gpufacts_parse(&hp->gf, rep, &hp->err)) == 0)
+		r = begin(hp, h, pb, hp->gf);
+out:
+	json_decref(rep);
+	return r;
 }
 
 int
@@ -226,7 +284,7 @@ row(struct host_plan **rows, size_t k, const struct playbook *pb,
 	struct host_plan *hp = rows[k];
 
 	if (k > 0)
-		plan_begin(hp, rows[0]->host, pb);
+		begin(hp, rows[0]->host, pb, rows[0]->gf);
 	hp->interps = interps;
 	hp->ninterps = 0;
 	return hp;
@@ -248,6 +306,7 @@ plan_fetch(struct host_plan **rows, size_t *nrows, struct agentlink *l,
 	*nrows = 1;
 	rows[0]->interps = interps;
 	rows[0]->ninterps = n;
+	hello = json_incref(rows[0]->hello);
 	if ((r = exchange(l, rows[0], pb, interps, n, fork, &hello, reads,
 	    &layers, &rows[0]->err)) != 0)
 		goto out;
@@ -311,6 +370,8 @@ plan_release(struct host_plan *hp)
 	free(hp->effects);
 	free(hp->names);
 	layers_release(&hp->ly);
+	gpufacts_free(hp->gf);
+	json_decref(hp->hello);
 	buf_release(&hp->diff);
 	memset(hp, 0, sizeof(*hp));
 }

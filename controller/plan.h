@@ -27,6 +27,7 @@
 #include "controller/transport.h"
 
 struct agentlink;
+struct gpufacts;
 struct host;
 struct host_plan;
 struct playbook;
@@ -66,6 +67,10 @@ struct host_plan {
 	 */
 	struct layers	 ly;
 	int		 layer_only;
+	/* Row 0: the host's GPU facts (playbook facts:, envctl facts), and
+	   the hello they came with, for plan_fetch(). */
+	struct gpufacts	*gf;
+	json_t		*hello;
 	enum outcome	 outcome;
 	struct err	 err;		/* why failed / unreachable */
 	int		 have_state;	/* st and the fields below are valid */
@@ -105,6 +110,15 @@ int	plan_fetch(struct host_plan **rows, size_t *nrows, struct agentlink *l,
  */
 int	plan_begin(struct host_plan *hp, const struct host *h,
 	    const struct playbook *pb);
+/*
+ * The host's GPU facts (mask: ENVCTL_GPUFACTS_*) on session l, before
+ * anything else (hello and gpufacts pipelined: one round trip), kept in
+ * hp; then plan_begin() with them as template variables.  Returns 0 or
+ * the error recorded in hp->err (unreachable errors are the caller's).
+ */
+int	plan_facts(struct host_plan *hp, struct agentlink *l,
+	    const struct host *h, const struct playbook *pb, unsigned mask,
+	    const char *const *interps, size_t n);
 int	plan_read(struct host_plan *hp, const struct playbook *pb,
 	    const json_t *hello, const json_t *const *reads, size_t n);
 void	plan_release(struct host_plan *hp);

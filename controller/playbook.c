@@ -12,13 +12,15 @@
 #include "common/selfexe.h"
 #include "common/strutil.h"
 #include "common/xmalloc.h"
+#include "controller/gpufacts.h"
 #include "controller/inventory.h"
 #include "controller/pylit.h"
 #include "controller/template.h"
 #include "controller/yamldoc.h"
 
 static const char *const top_keys[] = { "name", "description",
-	"interpreter", "interpreters", "services", "processes", "path", "mode", "template", "policy", "env", "defaults",
+	"interpreter", "interpreters", "services", "processes", "facts",
+	"path", "mode", "template", "policy", "env", "defaults",
 	"backup", "create", NULL };
 static const char *const env_keys[] = { "value", "check", "secret",
 	"comment", NULL };
@@ -159,6 +161,27 @@ get_list(struct loadctx *c, const struct ynode *map, const char *key,
 		if (j == *n)
 			(*dst)[(*n)++] = xstrdup(it->str);
 	}
+}
+
+/* facts: [gpu, cuda, nccl, triton]: which host facts to gather. */
+static void
+load_facts(struct loadctx *c, const struct ynode *root)
+{
+	char **names = NULL;
+	size_t n = 0, i;
+	int m;
+
+	get_list(c, root, "facts", 4, &names, &n);
+	for (i = 0; i < n; i++) {
+		if ((m = gpufacts_fact(names[i])) < 0)
+			bad(c, ENVCTL_EINVALID, ymap_get(root, "facts"),
+			    "unknown fact '%s' in 'facts' (gpu, cuda, nccl or "
+			    "triton)", names[i]);
+		else
+			c->pb->facts |= (unsigned)m;
+		free(names[i]);
+	}
+	free(names);
 }
 
 /* Looks the value of key up in words; returns its index, or dflt after
@@ -437,6 +460,7 @@ playbook_load(struct playbook **out, const char *path, struct err *err)
 	    &pb->services, &pb->nservices);
 	get_list(&c, root, "processes", ENVCTL_PLAYBOOK_MAX_PATTERNS,
 	    &pb->processes, &pb->nprocesses);
+	load_facts(&c, root);
 	if (pb->ninterpreters > 0 && ymap_get(root, "interpreter") != NULL)
 		bad(&c, ENVCTL_EINVALID, ymap_get(root, "interpreters"),
 		    "give 'interpreter' or 'interpreters', not both");

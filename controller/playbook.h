@@ -54,6 +54,7 @@ struct playbook {
 					   none: vllm, sglang,
 					   torch.distributed */
 	size_t		 nprocesses;
+	unsigned	 facts;		/* facts: ENVCTL_GPUFACTS_* mask */
 	char		*target;	/* NULL: ask the interpreter ("auto") */
 	enum playbook_mode mode;
 	enum render_policy policy;

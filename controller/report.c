@@ -10,6 +10,7 @@
 #include "common/xmalloc.h"
 #include "controller/apply.h"
 #include "controller/atomicfile.h"
+#include "controller/gpufacts.h"
 #include "controller/inventory.h"
 #include "controller/plan.h"
 #include "controller/playbook.h"
@@ -429,6 +430,8 @@ report_facts_host(struct buf *out, const struct host_plan *hp,
 	for (k = 0; k < st->nalso; k++)
 		also_facts(out, &st->also[k], hp, &v);
 	layer_lines(out, hp, ro, &v, 1);
+	if (hp->gf != NULL)
+		gpufacts_text(out, hp->gf, "    ");
 	vis_release(&v);
 }
 
@@ -871,6 +874,8 @@ report_plan_json(const struct host_plan *hp)
 	json_object_set_new(h, "interpreters", interps_json(hp));
 	if (hp->ly.read)
 		json_object_set_new(h, "layers", layers_json(&hp->ly));
+	if (hp->gf != NULL)
+		json_object_set_new(h, "gpufacts", gpufacts_json(hp->gf));
 	checks = json_array();
 	for (i = 0; i < st->nchecks; i++)
 		json_array_append_new(checks, json_pack("{s:s, s:s, s:s, s:b, "
