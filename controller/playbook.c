@@ -253,11 +253,14 @@ load_rule(struct loadctx *c, const char *name, const struct ynode *r)
 		    "with 'allowed' or 'pattern'");
 	if (a != NULL) {
 		cr->kind = ENVCTL_VALRULE_ALLOWED;
-		if (a->type != ENVCTL_YSEQ || a->nitems == 0 ||
+		if (a->type != ENVCTL_YSEQ)
+			bad(c, ENVCTL_EINVALID, a, "'allowed' must be a list, "
+			    "not %s", ynode_describe(a));
+		else if (a->nitems == 0 ||
 		    a->nitems > ENVCTL_VALRULES_MAX_ALLOWED)
 			bad(c, ENVCTL_EINVALID, a, "'allowed' must list from 1 "
-			    "to %d values, not %s", ENVCTL_VALRULES_MAX_ALLOWED,
-			    ynode_describe(a));
+			    "to %d values, not %zu", ENVCTL_VALRULES_MAX_ALLOWED,
+			    a->nitems);
 		else {
 			cr->allowed = xcalloc(a->nitems, sizeof(char *));
 			for (i = 0; i < a->nitems; i++) {

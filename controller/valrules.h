@@ -20,10 +20,11 @@ struct err;
 #define ENVCTL_VERNUM(maj, min, patch)				\
 	((unsigned)(maj) * 10000u + (unsigned)(min) * 100u + (unsigned)(patch))
 /*
- * The NCCL versions the CUDA 13 stacks in the field load (2.27 to 2.29):
- * an unknown version is judged by every rule that applies to one of them.
+ * The NCCL versions the CUDA 13 stacks in the field load (2.27 to 2.29;
+ * 2.27.3 is the first 2.27 release): an unknown version is judged by every
+ * rule that applies to one of them.
  */
-#define ENVCTL_NCCL_FIELD_MIN	ENVCTL_VERNUM(2, 27, 0)
+#define ENVCTL_NCCL_FIELD_MIN	ENVCTL_VERNUM(2, 27, 3)
 #define ENVCTL_NCCL_FIELD_END	ENVCTL_VERNUM(2, 30, 0)
 
 #define ENVCTL_VALRULES_MAX_FINDINGS	16	/* per value */
