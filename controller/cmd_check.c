@@ -19,9 +19,13 @@ static const char *const usage[] = {
 	NULL
 };
 
-/* Renders every selected host; chains every problem into err. */
+/*
+ * Renders every selected host; chains every problem into err and every
+ * value-rule warning into warn.
+ */
 static void
-check_hosts(const struct context *ctx, int verbose, struct err *err)
+check_hosts(const struct context *ctx, int verbose, struct err *err,
+    struct err *warn)
 {
 	struct err e = ENVCTL_ERR_INIT;
 	struct desired d;
@@ -47,6 +51,7 @@ check_hosts(const struct context *ctx, int verbose, struct err *err)
 				    d.vars[j].value));
 			out_printf("%s\n", line.data);
 		}
+		err_move(warn, &d.warnings);
 		desired_release(&d);
 	}
 	buf_release(&line);
@@ -72,15 +77,18 @@ cmd_check(int argc, char **argv)
 		ENVCTL_OPT_END_ENTRY
 	};
 	struct context ctx = { 0 };
-	struct err err = ENVCTL_ERR_INIT;
+	struct err err = ENVCTL_ERR_INIT, warn = ENVCTL_ERR_INIT;
 	char **operands = xcalloc((size_t)argc, sizeof(char *));
-	int n, code = ENVCTL_EXIT_FAIL, problems;
+	int n, code = ENVCTL_EXIT_FAIL, problems, warnings;
 
 	if (!cmd_parse(usage, opts, argc, argv, operands, &n, 1, 1, &code))
 		goto out;
 	context_load(&ctx, operands[0], playbook, limit, &err);
 	if (ctx.pb != NULL && ctx.nselected > 0)
-		check_hosts(&ctx, verbose, &err);
+		check_hosts(&ctx, verbose, &err, &warn);
+	/* Warnings first: what NCCL misreads, grouped across hosts. */
+	out_errors_grouped(&warn);
+	warnings = err_count(&warn);
 	problems = err_count(&err);
 	if (problems > 0) {
 		out_errors_grouped(&err);
@@ -97,12 +105,17 @@ cmd_check(int argc, char **argv)
 		    ctx.pb->mode == ENVCTL_MODE_FILE ? "file" : "block",
 		    ctx.pb->policy == ENVCTL_POLICY_OVERRIDE ? "override" :
 		    "setdefault", ctx.pb->nenv, ctx.pb->nenv == 1 ? "" : "s");
-		out_printf("check: ok\n");
+		if (warnings > 0)
+			out_printf("check: ok, %d warning%s\n", warnings,
+			    warnings == 1 ? "" : "s");
+		else
+			out_printf("check: ok\n");
 	}
 	code = ENVCTL_EXIT_OK;
 out:
 	context_release(&ctx);
 	err_release(&err);
+	err_release(&warn);
 	free(operands);
 	return code;
 }

@@ -47,7 +47,7 @@ cmd_render(int argc, char **argv)
 	const struct host *h;
 	char **operands = xcalloc((size_t)argc, sizeof(char *));
 	size_t i;
-	int n, code = ENVCTL_EXIT_FAIL;
+	int n, r, code = ENVCTL_EXIT_FAIL;
 
 	buf_init(&cur, CURRENT_MAX);
 	if (!cmd_parse(usage, opts, argc, argv, operands, &n, 1, 1, &code))
@@ -67,7 +67,10 @@ cmd_render(int argc, char **argv)
 	}
 	if (current != NULL && buf_read_file(&cur, current, &err) != 0)
 		goto fail;
-	if (desired_values(&d, ctx.pb, h, &err) != 0)
+	r = desired_values(&d, ctx.pb, h, &err);
+	/* What NCCL or Triton would misread, on stderr, before the file. */
+	out_errors(&d.warnings);
+	if (r != 0)
 		goto fail;
 	for (i = 0; i < d.nvars && !show_secrets; i++) {
 		if (!d.vars[i].secret)

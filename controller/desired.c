@@ -11,7 +11,11 @@
 #include "controller/pylit.h"
 #include "controller/render.h"
 #include "controller/template.h"
+#include "controller/valrules.h"
 #include "controller/yamldoc.h"
+
+/* Scalars a value's expansion looked up, the latest kept. */
+#define ORIGINS_MAX	16
 
 /* What an opaque value stands for. */
 enum opaque_kind {
@@ -42,6 +46,8 @@ struct lookup {
 	struct opaque	 hostvars, groups;
 	void		**kept;		/* scopes and opaques, freed at end */
 	size_t		 nkept, akept;
+	const struct ynode *origins[ORIGINS_MAX];	/* with a position */
+	size_t		 norigins;
 };
 
 static void *
@@ -169,8 +175,139 @@ lookup_var(void *ctx, const void *scopep, const char *name, struct ydoc *doc,
 		out->node = ymap_get(l->pb->defaults, name);
 	if (out->kind == ENVCTL_TVAL_NODE && out->node == NULL)
 		out->kind = ENVCTL_TVAL_UNDEFINED;
+	else if (out->kind == ENVCTL_TVAL_NODE &&
+	    out->node->type == ENVCTL_YSCALAR && out->node->line > 0 &&
+	    out->node->path != NULL) {
+		if (l->norigins == ORIGINS_MAX) {
+			memmove(l->origins, l->origins + 1,
+			    (ORIGINS_MAX - 1) * sizeof(l->origins[0]));
+			l->norigins--;
+		}
+		l->origins[l->norigins++] = out->node;
+	}
 	buf_release(&b);
 	return 0;
+}
+
+/*
+ * The scalar whose text is the whole value, latest first: the line an
+ * operator edits to change it.  NULL when the value is built from several
+ * pieces or comes from the playbook's own text.
+ */
+static const struct ynode *
+value_origin(const struct lookup *l, const char *value, size_t len)
+{
+	const struct ynode *n;
+	size_t i;
+
+	for (i = l->norigins; i > 0; i--) {
+		n = l->origins[i - 1];
+		if (n->len == len && memcmp(n->str, value, len) == 0 &&
+		    !template_has_syntax(n->str, n->len))
+			return n;
+	}
+	return NULL;
+}
+
+/* A version or compute capability h or the playbook's defaults set. */
+static int
+host_fact(const struct playbook *pb, const struct host *h, const char *name,
+    unsigned *out, struct err *err)
+{
+	const struct ynode *n;
+	struct err e = ENVCTL_ERR_INIT;
+	unsigned v;
+
+	*out = 0;
+	if ((n = host_var(h, name)) == NULL && pb->defaults != NULL)
+		n = ymap_get(pb->defaults, name);
+	if (n == NULL || (n->type == ENVCTL_YSCALAR &&
+	    yscalar_kind(n) == ENVCTL_YNULL))
+		return 0;
+	if (n->type != ENVCTL_YSCALAR ||
+	    valrules_parse_version(&v, n->str, &e) != 0) {
+		if (e.code == 0)
+			err_set(&e, ENVCTL_EINVALID, "'%s' must be a version "
+			    "string, not %s", name, ynode_describe(n));
+		else
+			err_context(&e, "%s", name);
+		err_setpos(&e, n->path, n->line, n->col);
+		err_sethost(&e, h->name);
+		err_move(err, &e);
+		return ENVCTL_EINVALID;
+	}
+	*out = v;
+	return 0;
+}
+
+/* What h is known to load: the value rules' context. */
+static int
+rules_ctx(struct valrules_ctx *c, const struct playbook *pb,
+    const struct host *h, struct err *err)
+{
+	unsigned cc;
+	int r = 0;
+
+	memset(c, 0, sizeof(*c));
+	if (host_fact(pb, h, "envctl_nccl_version", &c->nccl_version,
+	    err) != 0)
+		r = ENVCTL_EINVALID;
+	if (host_fact(pb, h, "envctl_triton_version", &c->triton_version,
+	    err) != 0)
+		r = ENVCTL_EINVALID;
+	/* nvidia-smi's compute_cap, "12.0": sm_120. */
+	if (host_fact(pb, h, "envctl_gpu_compute_cap", &cc, err) != 0)
+		r = ENVCTL_EINVALID;
+	else if (cc != 0)
+		c->gpu_sm = (int)(cc / 10000 * 10 + cc / 100 % 100);
+	return r;
+}
+
+/*
+ * Judges d->vars[i] (set) with the value rules; an error frees the value
+ * and is chained into err at the value's origin, warnings into d.
+ */
+static int
+judge_value(struct desired *d, size_t i, const struct playbook *pb,
+    const struct host *h, const struct valrules_ctx *rc,
+    const struct lookup *l, struct err *err)
+{
+	struct valrules_result res = ENVCTL_VALRULES_RESULT_INIT;
+	struct valrules_value v;
+	struct err e = ENVCTL_ERR_INIT;
+	const struct ynode *n = pb->env[i].value, *o;
+	const char *path = pb->path;
+	size_t j;
+	int r, line = n->line;
+	int col = n->col + (n->plain || n->tag != NULL ? 0 : 1);
+
+	v.name = d->vars[i].name;
+	v.value = d->vars[i].value;
+	v.secret = d->vars[i].secret;
+	v.custom = pb->env[i].rule;
+	if ((o = value_origin(l, v.value, strlen(v.value))) != NULL) {
+		path = o->path;
+		line = o->line;
+		col = o->col;
+	}
+	r = valrules_check(&res, rc, &v, &e);
+	for (j = 0; j < res.n; j++)
+		if (res.items[j].severity == ENVCTL_VALRULE_WARNING)
+			err_addat(&d->warnings, ENVCTL_EINVALID, path, line,
+			    col, "warning: %s", res.items[j].msg);
+	err_sethost(&d->warnings, h->name);
+	if (r != 0) {
+		err_setpos(&e, path, line, col);
+		err_sethost(&e, h->name);
+		err_move(err, &e);
+		if (d->vars[i].secret)
+			explicit_wipe(d->vars[i].value,
+			    strlen(d->vars[i].value));
+		free(d->vars[i].value);
+		d->vars[i].value = NULL;
+	}
+	valrules_result_release(&res);
+	return r;
 }
 
 static int
@@ -238,6 +375,7 @@ desired_values_facts(struct desired *d, const struct playbook *pb,
     struct err *err)
 {
 	struct lookup l;
+	struct valrules_ctx rc;
 	struct template_pos pos;
 	struct err e = ENVCTL_ERR_INIT;
 	struct buf v = ENVCTL_BUF_INIT, lit = ENVCTL_BUF_INIT;
@@ -257,6 +395,7 @@ desired_values_facts(struct desired *d, const struct playbook *pb,
 	l.groups.kind = OPAQUE_GROUPS;
 	d->vars = xcalloc(pb->nenv, sizeof(*d->vars));
 	d->nvars = pb->nenv;
+	r = rules_ctx(&rc, pb, h, err);
 	for (i = 0; i < pb->nenv; i++) {
 		n = pb->env[i].value;
 		d->vars[i].name = pb->env[i].name;
@@ -267,6 +406,7 @@ desired_values_facts(struct desired *d, const struct playbook *pb,
 		/* Quoted scalars start one column after their quote. */
 		pos.col = n->col + (n->plain || n->tag != NULL ? 0 : 1);
 		buf_reset(&v);
+		l.norigins = 0;
 		rr = template_expand(&v, n->str, n->len, &pos, &lookup_ops,
 		    &l, &l.self, &e);
 		if (rr == 0 && strlen(v.data) != v.len) {
@@ -295,6 +435,9 @@ desired_values_facts(struct desired *d, const struct playbook *pb,
 			continue;
 		}
 		d->vars[i].value = buf_detach(&v, NULL);
+		if ((rr = judge_value(d, i, pb, h, &rc, &l, err)) != 0 &&
+		    r == 0)
+			r = rr;
 	}
 	for (i = 0; i < l.nkept; i++)
 		free(l.kept[i]);
@@ -362,5 +505,6 @@ desired_release(struct desired *d)
 	}
 	free(d->vars);
 	buf_wipe(&d->content);
+	err_release(&d->warnings);
 	memset(d, 0, sizeof(*d));
 }

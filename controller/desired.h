@@ -8,6 +8,8 @@
  * file: the whole template in mode: file, or the current file with its
  * envctl block spliced in for mode: block.  No I/O (inventory_file reads
  * the working directory for a relative inventory path), no global state.
+ * Each value is then judged by the value rules of NCCL and Triton
+ * (valrules.h) and the playbook's rule:, before anything is rendered.
  */
 #ifndef ENVCTL_CONTROLLER_DESIRED_H
 #define ENVCTL_CONTROLLER_DESIRED_H
@@ -15,9 +17,9 @@
 #include <stddef.h>
 
 #include "common/buf.h"
+#include "common/err.h"
 #include "controller/playbook.h"
 
-struct err;
 struct host;
 
 struct desired_var {
@@ -37,13 +39,25 @@ struct desired {
 	struct desired_var *vars;	/* in playbook order */
 	size_t		 nvars;
 	struct buf	 content;	/* the file to install */
+	/*
+	 * Value-rule warnings, chained as errors are (code ENVCTL_EINVALID)
+	 * so that err_format() prints them: host, path:line:col, and a
+	 * message that starts "warning: ".  They fail nothing.
+	 */
+	struct err	 warnings;
 };
 
 /*
- * Expands every env value for host h into d->vars.  Every failing value
- * is reported (template_expand()'s codes, chained; a failed value stays
- * NULL), each naming the host and path:line:col.  d is filled even on
- * error so that callers may look; release it with desired_release().
+ * Expands every env value for host h into d->vars and judges it with the
+ * value rules, for the NCCL and Triton versions and GPU that h's
+ * envctl_nccl_version, envctl_triton_version and envctl_gpu_compute_cap
+ * give (unknown when unset: the strictest rules).  Every failing value is
+ * reported (template_expand()'s codes, ENVCTL_EINVALID for a rule,
+ * chained; a failed value stays NULL), each naming the host and
+ * path:line:col: that of the inventory or defaults line whose text is the
+ * whole final value when one variable supplies it, else the playbook's
+ * value.  Warnings go to d->warnings.  d is filled even on error so that
+ * callers may look; release it with desired_release().
  */
 int	desired_values(struct desired *d, const struct playbook *pb,
 	    const struct host *h, struct err *err);

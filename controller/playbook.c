@@ -23,7 +23,9 @@ static const char *const top_keys[] = { "name", "description",
 	"path", "mode", "template", "policy", "env", "defaults",
 	"backup", "create", NULL };
 static const char *const env_keys[] = { "value", "check", "secret",
-	"comment", NULL };
+	"comment", "rule", NULL };
+static const char *const rule_keys[] = { "allowed", "case", "min", "max",
+	"pattern", "severity", NULL };
 static const char *const backup_keys[] = { "dir", "keep", NULL };
 static const char *const create_keys[] = { "mode", "owner", "group", NULL };
 
@@ -214,6 +216,116 @@ get_enum(struct loadctx *c, const struct ynode *map, const char *key,
 	return dflt;
 }
 
+/* Reads min: or max: of a range rule into *dst; 1 when present. */
+static int
+rule_bound(struct loadctx *c, const struct ynode *map, const char *key,
+    long long *dst)
+{
+	const struct ynode *n = ymap_get(map, key);
+
+	if (n == NULL)
+		return 0;
+	if (n->type != ENVCTL_YSCALAR || yscalar_int(n, dst) != 0) {
+		bad(c, ENVCTL_EINVALID, n, "rule '%s' must be an integer, not "
+		    "%s", key, n->type == ENVCTL_YSCALAR ? n->str :
+		    ynode_describe(n));
+		return -1;
+	}
+	return 1;
+}
+
+/*
+ * Reads an env entry's rule: (node r) for variable name into a new
+ * valrules_custom, or NULL after reporting what is wrong with it.
+ */
+static struct valrules_custom *
+load_rule(struct loadctx *c, const char *name, const struct ynode *r)
+{
+	static const char *const cases[] = { "sensitive", "insensitive",
+		NULL };
+	static const char *const severities[] = { "warning", "error", NULL };
+	struct valrules_custom *cr;
+	struct err e = ENVCTL_ERR_INIT;
+	const struct ynode *a, *it;
+	int kinds, hmin, hmax, before = err_count(c->err);
+	size_t i;
+
+	if (r->type != ENVCTL_YMAP) {
+		bad(c, ENVCTL_EINVALID, r, "'rule' of '%s' must be a mapping "
+		    "(allowed:, min:/max: or pattern:), not %s", name,
+		    ynode_describe(r));
+		return NULL;
+	}
+	cr = xcalloc(1, sizeof(*cr));
+	cr->where = xasprintf("%s:%d:%d", c->pb->path, r->line, r->col);
+	check_keys(c, r, rule_keys, "a rule");
+	a = ymap_get(r, "allowed");
+	hmin = rule_bound(c, r, "min", &cr->min);
+	hmax = rule_bound(c, r, "max", &cr->max);
+	kinds = (a != NULL) + (hmin != 0 || hmax != 0) +
+	    (ymap_get(r, "pattern") != NULL);
+	if (kinds != 1)
+		bad(c, ENVCTL_EINVALID, r, "the rule of '%s' needs exactly one "
+		    "of 'allowed', 'min'/'max' or 'pattern'", name);
+	cr->severity = (enum valrules_severity)get_enum(c, r, "severity",
+	    severities, ENVCTL_VALRULE_ERROR);
+	cr->icase = get_enum(c, r, "case", cases, 0);
+	if (ymap_get(r, "case") != NULL && a == NULL &&
+	    ymap_get(r, "pattern") == NULL)
+		bad(c, ENVCTL_EINVALID, ymap_get(r, "case"), "'case' goes "
+		    "with 'allowed' or 'pattern'");
+	if (a != NULL) {
+		cr->kind = ENVCTL_VALRULE_ALLOWED;
+		if (a->type != ENVCTL_YSEQ)
+			bad(c, ENVCTL_EINVALID, a, "'allowed' must be a list, "
+			    "not %s", ynode_describe(a));
+		else if (a->nitems == 0 ||
+		    a->nitems > ENVCTL_VALRULES_MAX_ALLOWED)
+			bad(c, ENVCTL_EINVALID, a, "'allowed' must list from 1 "
+			    "to %d values, not %zu", ENVCTL_VALRULES_MAX_ALLOWED,
+			    a->nitems);
+		else {
+			cr->allowed = xcalloc(a->nitems, sizeof(char *));
+			for (i = 0; i < a->nitems; i++) {
+				it = a->items[i];
+				if (it->type != ENVCTL_YSCALAR ||
+				    yscalar_kind(it) == ENVCTL_YNULL ||
+				    strlen(it->str) != it->len) {
+					bad(c, ENVCTL_EINVALID, it, "'allowed' "
+					    "entries must be strings, not %s",
+					    ynode_describe(it));
+					continue;
+				}
+				cr->allowed[cr->nallowed++] =
+				    xstrdup(it->str);
+			}
+		}
+	} else if (hmin != 0 || hmax != 0) {
+		cr->kind = ENVCTL_VALRULE_RANGE;
+		cr->has_min = hmin == 1;
+		cr->has_max = hmax == 1;
+		if (cr->has_min && cr->has_max && cr->min > cr->max)
+			bad(c, ENVCTL_EINVALID, ymap_get(r, "max"), "rule 'max' "
+			    "%lld is below 'min' %lld", cr->max, cr->min);
+	} else if ((a = want(c, r, "pattern", ENVCTL_YSCALAR)) != NULL) {
+		cr->kind = ENVCTL_VALRULE_PATTERN;
+		cr->pattern = xstrdup(a->str);
+		if (strlen(a->str) != a->len)
+			bad(c, ENVCTL_EINVALID, a, "'pattern' must not hold a "
+			    "NUL byte");
+		else if (valrules_custom_compile(cr, &e) != 0) {
+			err_setpos(&e, c->pb->path, a->line, a->col);
+			err_move(c->err, &e);
+		}
+	}
+	if (err_count(c->err) > before) {
+		valrules_custom_release(cr);
+		free(cr);
+		return NULL;
+	}
+	return cr;
+}
+
 static void
 load_env(struct loadctx *c, const struct ynode *env)
 {
@@ -256,6 +368,9 @@ load_env(struct loadctx *c, const struct ynode *env)
 				e->secret = b;
 			get_string(c, env->pairs[i].value, "comment",
 			    &e->comment);
+			if ((v = ymap_get(env->pairs[i].value, "rule")) !=
+			    NULL)
+				e->rule = load_rule(c, k->str, v);
 			if (e->comment != NULL &&
 			    strpbrk(e->comment, "\r\n") != NULL) {
 				bad(c, ENVCTL_EINVALID, ymap_get(
@@ -271,6 +386,9 @@ load_env(struct loadctx *c, const struct ynode *env)
 			    "string, not %s", k->str, ynode_describe(val));
 			free(e->comment);
 			e->comment = NULL;
+			valrules_custom_release(e->rule);
+			free(e->rule);
+			e->rule = NULL;
 			continue;
 		}
 		e->name = xstrdup(k->str);
@@ -508,6 +626,8 @@ playbook_free(struct playbook *pb)
 	for (i = 0; i < pb->nenv; i++) {
 		free(pb->env[i].name);
 		free(pb->env[i].comment);
+		valrules_custom_release(pb->env[i].rule);
+		free(pb->env[i].rule);
 	}
 	free(pb->env);
 	free(pb->path);

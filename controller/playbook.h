@@ -15,6 +15,7 @@
 
 #include "common/buf.h"
 #include "controller/render.h"
+#include "controller/valrules.h"
 
 struct err;
 struct host;
@@ -39,6 +40,8 @@ struct playbook_env {
 	enum playbook_check check;
 	int		 secret;	/* mask the value in every output */
 	char		*comment;	/* NULL or one line */
+	struct valrules_custom *rule;	/* rule:, added to the table's;
+					   NULL when none */
 };
 
 struct playbook {

@@ -196,12 +196,13 @@ START_TEST(test_hostile_value)
 	char *pwned = xasprintf("%s/pwned", dir);
 	char *hostile = xasprintf("\"); import os; os.system(\"touch %s\"); "
 	    "(\"\\ \\n '''", pwned);
+	/* CUDA_HOME: no value rule stands between it and the file. */
 	char *inv_text = xasprintf("all:\n  hosts:\n    h1:\n"
-	    "      nccl_proto: |-\n        %s\n", hostile);
+	    "      cuda_home: |-\n        %s\n", hostile);
 	char *inv = tu_writes(dir, "hostile.yaml", inv_text);
-	char *want = xasprintf("NCCL_PROTO=%s\n", hostile), *py, *perr;
+	char *want = xasprintf("CUDA_HOME=%s\n", hostile), *py, *perr;
 	char *argv[] = { (char *)tu_python(), "-c",
-	    "import os; print('NCCL_PROTO=' + os.environ['NCCL_PROTO'])",
+	    "import os; print('CUDA_HOME=' + os.environ['CUDA_HOME'])",
 	    NULL };
 	char *sub = xasprintf("%s/site", dir), *pp;
 	struct tu_run r, p;
@@ -269,7 +270,7 @@ START_TEST(test_nested_variables)
 	    "    h2:\n"
 	    "      cuda_root: /srv\n"
 	    "    h3:\n"
-	    "      nccl_proto: !unsafe '{{ raw }}'\n"
+	    "      cuda_home: !unsafe '{{ raw }}'\n"
 	    "    loop:\n"
 	    "      a: '{{ b }}'\n"
 	    "      b: '{{ a }}'\n"
@@ -291,7 +292,7 @@ START_TEST(test_nested_variables)
 	tu_run_free(&r);
 	envctl(&r, "render", inv, "--host", "h3", NULL, NULL);
 	ck_assert_msg(r.status == 0, "%s", r.errout);
-	ck_assert_ptr_nonnull(strstr(r.out, "\"NCCL_PROTO\", "
+	ck_assert_ptr_nonnull(strstr(r.out, "\"CUDA_HOME\", "
 	    "\"{{ raw }}\")"));
 	tu_run_free(&r);
 	envctl(&r, "render", inv, "--host", "loop", NULL, NULL);
@@ -360,6 +361,46 @@ START_TEST(test_check_ok_and_verbose)
 	tu_run_free(&r);
 	envctl(&r, "check", inv, "-q", NULL, NULL, NULL);
 	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "");
+	tu_run_free(&r);
+	free(inv);
+}
+END_TEST
+
+START_TEST(test_check_value_rules)
+{
+	/* The default playbook's NCCL_PROTO is "{{ nccl_proto }}". */
+	char *inv = tu_writes(dir, "rules.yaml", "all:\n  hosts:\n"
+	    "    gpu-01:\n      nccl_proto: LL129\n"
+	    "    gpu-02:\n      nccl_buffsize: 16M\n"), *want;
+	struct tu_run r;
+
+	envctl(&r, "check", inv, NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(r.status, 1);
+	want = xasprintf("gpu-01: %s:4:19: NCCL_PROTO: 'LL129' is not a "
+	    "protocol (LL, LL128, Simple); NCCL >= 2.24 refuses to "
+	    "initialise with it\n", inv);
+	ck_assert_msg(strstr(r.errout, want) != NULL, "%s", r.errout);
+	free(want);
+	want = xasprintf("gpu-02: %s:6:22: warning: NCCL_BUFFSIZE: '16M' is "
+	    "read as 16 (NCCL parses integers with strtoll: no suffixes)\n",
+	    inv);
+	ck_assert_msg(strstr(r.errout, want) != NULL, "%s", r.errout);
+	free(want);
+	ck_assert_ptr_nonnull(strstr(r.errout, "check: 1 problem found\n"));
+	tu_run_free(&r);
+	/* A warning alone does not fail check; render says it on stderr. */
+	envctl(&r, "check", inv, "-l", "gpu-02", NULL, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.errout);
+	ck_assert_ptr_nonnull(strstr(r.out, "check: ok, 1 warning\n"));
+	tu_run_free(&r);
+	envctl(&r, "render", inv, "--host", "gpu-02", NULL, NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.errout, "warning: NCCL_BUFFSIZE"));
+	ck_assert_ptr_nonnull(strstr(r.out, "\"NCCL_BUFFSIZE\", \"16M\""));
+	tu_run_free(&r);
+	envctl(&r, "render", inv, "--host", "gpu-01", NULL, NULL);
+	ck_assert_int_eq(r.status, 1);
 	ck_assert_str_eq(r.out, "");
 	tu_run_free(&r);
 	free(inv);
@@ -741,6 +782,7 @@ main(void)
 	tcase_add_test(tc, test_render_masks_secrets);
 	tcase_add_test(tc, test_check_ok_and_verbose);
 	tcase_add_test(tc, test_check_reports_every_undefined);
+	tcase_add_test(tc, test_check_value_rules);
 	tcase_add_test(tc, test_bad_inventories);
 	tcase_add_test(tc, test_block_render_current);
 	tcase_add_test(tc, test_plan_local_connection);

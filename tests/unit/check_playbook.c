@@ -328,6 +328,72 @@ START_TEST(test_find)
 END_TEST
 
 /* An explicit path with '..' or a NUL byte is refused where it is. */
+/* rule: on an env entry: the three forms, and each way to get it wrong. */
+START_TEST(test_rule_key)
+{
+	struct err err = ENVCTL_ERR_INIT;
+	struct playbook *pb;
+	const struct valrules_custom *cr;
+
+	ck_assert_int_eq(load("env:\n"
+	    "  A:\n    value: x\n    rule:\n      allowed: [x, 'y', 3]\n"
+	    "      case: insensitive\n"
+	    "  B:\n    value: '4'\n    rule: { min: 1, max: 8, severity: "
+	    "warning }\n"
+	    "  C:\n    value: eth0\n    rule: { pattern: 'eth[0-9]+' }\n"
+	    "  D: plain\n", &pb, &err), 0);
+	cr = pb->env[0].rule;
+	ck_assert_int_eq(cr->kind, ENVCTL_VALRULE_ALLOWED);
+	ck_assert_uint_eq(cr->nallowed, 3);
+	ck_assert_str_eq(cr->allowed[2], "3");
+	ck_assert_int_eq(cr->icase, 1);
+	ck_assert_int_eq(cr->severity, ENVCTL_VALRULE_ERROR);
+	ck_assert_ptr_nonnull(strstr(cr->where, "pb.yaml:5:7"));
+	cr = pb->env[1].rule;
+	ck_assert_int_eq(cr->kind, ENVCTL_VALRULE_RANGE);
+	ck_assert(cr->has_min && cr->has_max && cr->min == 1 && cr->max == 8);
+	ck_assert_int_eq(cr->severity, ENVCTL_VALRULE_WARNING);
+	cr = pb->env[2].rule;
+	ck_assert_int_eq(cr->kind, ENVCTL_VALRULE_PATTERN);
+	ck_assert_int_eq(cr->compiled, 1);
+	ck_assert_ptr_null(pb->env[3].rule);
+	playbook_free(pb);
+
+	ck_assert_int_eq(load("env:\n"
+	    "  A:\n    value: x\n    rule: [x]\n"
+	    "  B:\n    value: x\n    rule: { allowed: [x], min: 1 }\n"
+	    "  C:\n    value: x\n    rule: { pattern: 'a(' }\n"
+	    "  D:\n    value: x\n    rule: { min: 9, max: 2 }\n"
+	    "  E:\n    value: x\n    rule: { allowd: [x] }\n"
+	    "  F:\n    value: x\n    rule: { min: one }\n"
+	    "  G:\n    value: x\n    rule: { allowed: [] }\n"
+	    "  H:\n    value: x\n    rule: { min: 1, case: insensitive }\n"
+	    "  I:\n    value: x\n    rule: { allowed: [x], severity: fatal "
+	    "}\n"
+	    "  J:\n    value: x\n    rule: {}\n", &pb, &err),
+	    ENVCTL_EINVALID);
+	assert_err(&err, "pb.yaml:4:11: 'rule' of 'A' must be a mapping");
+	assert_err(&err, "pb.yaml:7:11: the rule of 'B' needs exactly one "
+	    "of 'allowed', 'min'/'max' or 'pattern'");
+	assert_err(&err, "pb.yaml:10:22: invalid pattern 'a(': ");
+	assert_err(&err, "pb.yaml:13:26: rule 'max' 2 is below 'min' 9");
+	assert_err(&err, "pb.yaml:16:13: unknown key 'allowd' in a rule "
+	    "(did you mean 'allowed'?)");
+	assert_err(&err, "pb.yaml:19:18: rule 'min' must be an integer, not "
+	    "one");
+	assert_err(&err, "pb.yaml:22:22: 'allowed' must list from 1 to 256 "
+	    "values, not 0");
+	assert_err(&err, "pb.yaml:25:27: 'case' goes with 'allowed' or "
+	    "'pattern'");
+	assert_err(&err, "pb.yaml:28:37: invalid severity 'fatal' (expected "
+	    "one of warning, error)");
+	assert_err(&err, "pb.yaml:31:11: the rule of 'J' needs exactly one");
+	/* E's misspelt key also leaves it without a rule. */
+	ck_assert_int_eq(err_count(&err), 11);
+	err_release(&err);
+}
+END_TEST
+
 START_TEST(test_path_refused)
 {
 	static const struct {
@@ -384,6 +450,7 @@ main(void)
 	tcase_add_test(tc, test_find);
 	tcase_add_test(tc, test_interpreters);
 	tcase_add_test(tc, test_path_refused);
+	tcase_add_test(tc, test_rule_key);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
