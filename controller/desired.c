@@ -209,16 +209,29 @@ value_origin(const struct lookup *l, const char *value, size_t len)
 	return NULL;
 }
 
-/* A version or compute capability h or the playbook's defaults set. */
+/*
+ * A version or compute capability: the host's facts (gpufacts.h) tell it,
+ * else h or the playbook's defaults set it.
+ */
 static int
-host_fact(const struct playbook *pb, const struct host *h, const char *name,
-    unsigned *out, struct err *err)
+host_fact(const struct lookup *l, const struct playbook *pb,
+    const struct host *h, const char *name, unsigned *out, struct err *err)
 {
 	const struct ynode *n;
 	struct err e = ENVCTL_ERR_INIT;
+	size_t i;
 	unsigned v;
 
 	*out = 0;
+	if ((i = fact_index(l, name)) < l->nfacts) {
+		if (valrules_parse_version(&v, l->facts[i].value, &e) == 0) {
+			*out = v;
+			return 0;
+		}
+		/* The host said something else: the rules do without. */
+		err_release(&e);
+		return 0;
+	}
 	if ((n = host_var(h, name)) == NULL && pb->defaults != NULL)
 		n = ymap_get(pb->defaults, name);
 	if (n == NULL || (n->type == ENVCTL_YSCALAR &&
@@ -242,21 +255,21 @@ host_fact(const struct playbook *pb, const struct host *h, const char *name,
 
 /* What h is known to load: the value rules' context. */
 static int
-rules_ctx(struct valrules_ctx *c, const struct playbook *pb,
-    const struct host *h, struct err *err)
+rules_ctx(struct valrules_ctx *c, const struct lookup *l,
+    const struct playbook *pb, const struct host *h, struct err *err)
 {
 	unsigned cc;
 	int r = 0;
 
 	memset(c, 0, sizeof(*c));
-	if (host_fact(pb, h, "envctl_nccl_version", &c->nccl_version,
+	if (host_fact(l, pb, h, "envctl_nccl_version", &c->nccl_version,
 	    err) != 0)
 		r = ENVCTL_EINVALID;
-	if (host_fact(pb, h, "envctl_triton_version", &c->triton_version,
+	if (host_fact(l, pb, h, "envctl_triton_version", &c->triton_version,
 	    err) != 0)
 		r = ENVCTL_EINVALID;
 	/* nvidia-smi's compute_cap, "12.0": sm_120. */
-	if (host_fact(pb, h, "envctl_gpu_compute_cap", &cc, err) != 0)
+	if (host_fact(l, pb, h, "envctl_gpu_compute_cap", &cc, err) != 0)
 		r = ENVCTL_EINVALID;
 	else if (cc != 0)
 		c->gpu_sm = (int)(cc / 10000 * 10 + cc / 100 % 100);
@@ -395,7 +408,7 @@ desired_values_facts(struct desired *d, const struct playbook *pb,
 	l.groups.kind = OPAQUE_GROUPS;
 	d->vars = xcalloc(pb->nenv, sizeof(*d->vars));
 	d->nvars = pb->nenv;
-	r = rules_ctx(&rc, pb, h, err);
+	r = rules_ctx(&rc, &l, pb, h, err);
 	for (i = 0; i < pb->nenv; i++) {
 		n = pb->env[i].value;
 		d->vars[i].name = pb->env[i].name;

@@ -252,6 +252,42 @@ layer_lines(struct buf *out, const struct host_plan *hp,
 	}
 }
 
+/*
+ * The value rules' warnings of the host's desired values (valrules.h):
+ * "warning   FILE:LINE:COL: NCCL_BUFFSIZE: '16M' is read as 16 ...".
+ */
+static void
+rule_lines(struct buf *out, const struct host_plan *hp,
+    const struct report_opts *ro, struct vis *v)
+{
+	struct buf all = ENVCTL_BUF_INIT, ln = ENVCTL_BUF_INIT;
+	const char *line, *end, *w, *name = hp->host->name;
+	size_t skip = strlen(name);
+
+	if (hp->d.warnings.code == 0 && hp->d.warnings.msg == NULL)
+		return;
+	err_format(&hp->d.warnings, &all);
+	for (line = all.data; *line != '\0'; line = *end ? end + 1 : end) {
+		end = strchr(line, '\n');
+		if (end == NULL)
+			end = line + strlen(line);
+		if (strncmp(line, name, skip) == 0 && line[skip] == ':' &&
+		    line[skip + 1] == ' ')
+			line += skip + 2;
+		buf_addf(out, "    %swarning%s   ", col(ro, C_YELLOW),
+		    col(ro, C_OFF));
+		if ((w = strstr(line, "warning: ")) != NULL && w < end) {
+			buf_add(out, line, (size_t)(w - line));
+			line = w + strlen("warning: ");
+		}
+		buf_reset(&ln);
+		buf_add(&ln, line, (size_t)(end - line));
+		buf_addf(out, "%s\n", vis_str(v, ln.data));
+	}
+	buf_release(&ln);
+	buf_release(&all);
+}
+
 void
 report_plan_host(struct buf *out, const struct host_plan *hp,
     const struct report_opts *ro)
@@ -334,6 +370,7 @@ report_plan_host(struct buf *out, const struct host_plan *hp,
 			    "failed"), vis_str(&v, k->kind));
 	}
 	layer_lines(out, hp, ro, &v, 0);
+	rule_lines(out, hp, ro, &v);
 	if (hp->block_mode && st->startup_error != NULL)
 		buf_addstr(out, "    note      code outside the envctl block "
 		    "raises: Python stops there, so a block after it does "

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/err.h"
 #include "controller/desired.h"
 #include "controller/hoststate.h"
 #include "controller/inventory.h"
@@ -24,7 +25,7 @@ static struct desired_var vars[] = {
 	{ "API_TOKEN", "s3cret", 1, ENVCTL_CHECK_NONE },
 };
 
-static struct desired d = { vars, 3, ENVCTL_BUF_INIT };
+static struct desired d = { vars, 3, ENVCTL_BUF_INIT, ENVCTL_ERR_INIT };
 
 static const char svc_reply[] =
     "{\"id\": 3, \"ok\": true, \"services\": [{\"unit\": \"vllm.service\","
