@@ -238,13 +238,23 @@ check-bench-tools: $(B)/delayproxy
 check-only: $(TEST_BIN) $(if $(AGENT_SRC),$(AGENT_FAULTS))
 	$(Q)$(TEST_ENV) sh tests/run-unit $(TEST_BIN)
 
+# Everything is compiled first, one job per CPU (JOBS), then the suites
+# run one after another: their timings must not compete with a compiler.
+JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+CHECK_BUILD = all $(AGENT_FAULTS) $(TEST_BIN) $(FUZZ_BIN)
+
+check-build: $(CHECK_BUILD)
+
 check: lint-layers lint-man lint-py lint-sh lint-headers
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) check-build $(B)/delayproxy
 	$(Q)$(MAKE) --no-print-directory check-unit
 	$(Q)$(MAKE) --no-print-directory check-inventory
 	$(Q)$(MAKE) --no-print-directory check-fuzz
 	$(Q)$(MAKE) --no-print-directory check-e2e
 	$(Q)$(MAKE) --no-print-directory check-bench-tools
 	$(Q)echo '== again under SANITIZE=address,undefined'
+	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined \
+	    -j$(JOBS) check-build
 	$(Q)ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	    $(MAKE) --no-print-directory SANITIZE=address,undefined check-unit \
@@ -350,7 +360,7 @@ lint-man:
 clean:
 	rm -rf build
 
-.PHONY: all bench bench-inventory bench-scale check-inventory demo demo-stop check check-unit check-e2e check-bench-tools check-fuzz check-only fuzz lint-layers lint-man lint-py lint-sh lint-headers install uninstall clean
+.PHONY: all bench bench-inventory bench-scale check-inventory demo demo-stop check check-build check-unit check-e2e check-bench-tools check-fuzz check-only fuzz lint-layers lint-man lint-py lint-sh lint-headers install uninstall clean
 .SECONDARY:
 
 -include $(shell find build -name '*.d' 2>/dev/null)
