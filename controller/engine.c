@@ -504,7 +504,9 @@ batch_done(struct engine *e, struct rollout_batch *b)
 			e->run.failures++;
 	}
 	b->ran = 1;
-	if (e->p->rollout == NULL || e->p->json || e->p->ro.quiet)
+	/* drift -q prints nothing; apply -q and rollback -q keep these. */
+	if (e->p->rollout == NULL || e->p->json || (e->p->ro.quiet &&
+	    e->p->cmd == ENVCTL_CMD_DRIFT))
 		return;
 	rollout_batch_text(&line, &e->run, (size_t)(b - e->run.batches));
 	out_write(line.data, line.len);
