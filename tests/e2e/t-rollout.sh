@@ -56,6 +56,7 @@ gpu-04: skipped: $STOP
 gpu-05: skipped: $STOP
 gpu-06: skipped: $STOP
 1 changed, 0 in sync, 2 failed, 3 skipped; $STOP"
+# shellcheck disable=SC2001 # a regular expression
 assert_eq "$(sed 's/(backup [0-9TZ]*-[0-9a-f]*)/(backup ID)/' <<<"$out")" "$want" \
     "stopped rollout: the output"
 assert_contains "$out" "batch 1/3: 1 host: 1 changed" "batch 1 line"
@@ -145,6 +146,21 @@ assert_eq "$?" 2 "plan -o: exit status"
 out=$("${E[@]}" apply "$E2E_TMP/p.plan" "${KH[@]}" --serial 1 2>&1)
 assert_eq "$?" 0 "apply PLAN --serial 1: exit status" || note "$out"
 assert_contains "$out" "batch 2/2: 1 host: 1 changed" "apply PLAN: batch 2"
+
+# --- asked once for the whole rollout, on a terminal -------------------------
+if command -v script >/dev/null; then
+	for h in gpu-02 gpu-03; do
+		cp "$BROKEN" "$(host_file $h)" || fatal "cannot reset $h"
+	done
+	out=$(printf 'y\n' | script -qec "'$ENVCTL_BIN' apply '$INV' --known-hosts '$FLEET_KNOWN_HOSTS' --color never -q --serial 1" /dev/null 2>&1)
+	assert_eq "$(grep -c 'y/N' <<<"$out")" 1 "asked once" || note "$out"
+	assert_contains "$out" "Apply to 2 hosts, in batches of 1, 1? [y/N]" \
+	    "the question names the batches"
+	assert_contains "$out" "batch 2/2: 1 host: 1 changed" "asked: batch 2 ran"
+	assert_contains "$out" "2 changed, 4 in sync" "asked: summary"
+else
+	note "no script(1): the question is not checked"
+fi
 
 # --- rollback in batches ----------------------------------------------------
 "${E[@]}" rollback "$INV" "${KH[@]}" --yes --serial 2 --json \
