@@ -144,7 +144,8 @@ struct engine {
  * Runs policy p over ctx's selected hosts (or p->plan's) and prints as it
  * goes; e is zeroed by the caller and borrows p and ctx until released.
  * Returns 0 when the run went through (the hosts' own failures are in
- * e->counts; e->asked_no when the operator said no); after printing why,
+ * e->counts, a rollout's batches and stop in e->run; e->asked_no when
+ * the operator said no); after printing why,
  * ENVCTL_EUSAGE when it had to ask and stdin is no terminal, or the error
  * that kept it from starting: agent_binary_load()'s, ENVCTL_ENOTFOUND for
  * a plan's host the inventory no longer has (nothing was contacted).
