@@ -21,6 +21,7 @@
 
 struct context;
 struct opt;
+struct rollout_spec;
 
 int	cmd_apply(int argc, char **argv);
 int	cmd_backups(int argc, char **argv);
@@ -56,6 +57,23 @@ void	cmd_fleet_options(struct opt *opts, struct fleet_args *a);
 /* --lock-timeout SECONDS into *v (0..86400), for the commands that change
  * hosts; the caller sets the default, 30. */
 struct opt cmd_lock_timeout_option(int *v);
+/* --serial and --max-fail, for the commands that change hosts. */
+struct rollout_args {
+	const char	*serial;
+	const char	*max_fail;
+};
+
+#define ENVCTL_ROLLOUT_NOPTS	2
+
+/* Clears a and writes ENVCTL_ROLLOUT_NOPTS entries into opts. */
+void	cmd_rollout_options(struct opt *opts, struct rollout_args *a);
+/*
+ * Parses a into rs and points p->rollout at it when --serial was given.
+ * -1 (after printing "envctl CMD: why") on a bad value, or --max-fail
+ * without --serial.
+ */
+int	cmd_rollout(struct engine_policy *p, struct rollout_spec *rs,
+	    const struct rollout_args *a, const char *cmd);
 /*
  * 1 when output to fd should be coloured (--color, NO_COLOR, a TTY), 0
  * when not, -1 (after printing why) when WHEN is no valid --color value.

@@ -15,10 +15,12 @@
 #include "controller/opts.h"
 #include "controller/output.h"
 #include "controller/planfile.h"
+#include "controller/rollout.h"
 
 static const char *const usage[] = {
-	"envctl apply INVENTORY [--yes] [-p PLAYBOOK] [-l LIMIT] [-j N]",
-	"envctl apply PLANFILE [-j N]",
+	"envctl apply INVENTORY [--yes] [-p PLAYBOOK] [-l LIMIT] [-j N] "
+	    "[--serial LIST [--max-fail N|P%]]",
+	"envctl apply PLANFILE [-j N] [--serial LIST [--max-fail N|P%]]",
 	NULL
 };
 
@@ -44,7 +46,9 @@ int
 cmd_apply(int argc, char **argv)
 {
 	struct fleet_args a;
-	struct opt opts[ENVCTL_FLEET_NOPTS + 3];
+	struct opt opts[ENVCTL_FLEET_NOPTS + ENVCTL_ROLLOUT_NOPTS + 3];
+	struct rollout_args ra;
+	struct rollout_spec rs;
 	struct context ctx = { 0 };
 	struct engine_policy p;
 	struct engine e = { 0 };
@@ -59,11 +63,13 @@ cmd_apply(int argc, char **argv)
 	    "apply without asking (needed when stdin is not a terminal)",
 	    0, 0 };
 	opts[ENVCTL_FLEET_NOPTS + 1] = cmd_lock_timeout_option(&lock_timeout);
-	opts[ENVCTL_FLEET_NOPTS + 2] = (struct opt)ENVCTL_OPT_END_ENTRY;
+	cmd_rollout_options(&opts[ENVCTL_FLEET_NOPTS + 2], &ra);
+	opts[ENVCTL_FLEET_NOPTS + ENVCTL_ROLLOUT_NOPTS + 2] =
+	    (struct opt)ENVCTL_OPT_END_ENTRY;
 	if (!cmd_parse(usage, opts, argc, argv, operands, &nops, 1, 1, &code))
 		goto out;
 	if (cmd_policy(&p, ENVCTL_CMD_APPLY, operands[0], &a,
-	    lock_timeout) != 0) {
+	    lock_timeout) != 0 || cmd_rollout(&p, &rs, &ra, argv[0]) != 0) {
 		code = ENVCTL_EXIT_USAGE;
 		goto out;
 	}

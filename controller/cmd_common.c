@@ -13,6 +13,7 @@
 #include "controller/context.h"
 #include "controller/opts.h"
 #include "controller/output.h"
+#include "controller/rollout.h"
 
 int
 cmd_parse(const char *const *usage, const struct opt *opts, int argc,
@@ -54,6 +55,43 @@ cmd_lock_timeout_option(int *v)
 	return (struct opt){ 0, "lock-timeout", ENVCTL_OPT_INT, v, "SECONDS",
 	    "wait this long for another envctl's lock on a host (default "
 	    "30)", 0, 86400 };
+}
+
+void
+cmd_rollout_options(struct opt *opts, struct rollout_args *a)
+{
+	memset(a, 0, sizeof(*a));
+	opts[0] = (struct opt){ 0, "serial", ENVCTL_OPT_STRING, &a->serial,
+	    "LIST", "change the hosts in batches of these sizes, each a "
+	    "count or a percentage (1,10%,100%); the last repeats", 0, 0 };
+	opts[1] = (struct opt){ 0, "max-fail", ENVCTL_OPT_STRING,
+	    &a->max_fail, "N|P%", "with --serial: stop after the batch in "
+	    "which the failed hosts exceed N, or P% of the hosts to change",
+	    0, 0 };
+}
+
+int
+cmd_rollout(struct engine_policy *p, struct rollout_spec *rs,
+    const struct rollout_args *a, const char *cmd)
+{
+	struct err err = ENVCTL_ERR_INIT;
+
+	memset(rs, 0, sizeof(*rs));
+	if (a->max_fail != NULL && a->serial == NULL)
+		err_set(&err, ENVCTL_EUSAGE, "--max-fail needs --serial: in "
+		    "one batch there is nothing left to stop");
+	else if (a->serial != NULL &&
+	    rollout_parse_serial(rs, a->serial, &err) == 0 &&
+	    a->max_fail != NULL)
+		rollout_parse_max_fail(rs, a->max_fail, &err);
+	if (err.code != 0) {
+		out_note("envctl %s: %s\n", cmd, err.msg);
+		err_release(&err);
+		return -1;
+	}
+	if (a->serial != NULL)
+		p->rollout = rs;
+	return 0;
 }
 
 void

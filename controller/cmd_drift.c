@@ -18,11 +18,13 @@
 #include "controller/opts.h"
 #include "controller/output.h"
 #include "controller/report.h"
+#include "controller/rollout.h"
 #include "controller/runlock.h"
 
 static const char *const usage[] = {
 	"envctl drift INVENTORY [--report FILE] [--metrics-file FILE] "
-	    "[--lock FILE] [--fix [--lock-timeout SECONDS]] [-q] [-v]",
+	    "[--lock FILE] [--fix [--lock-timeout SECONDS] [--serial LIST "
+	    "[--max-fail N|P%]]] [-q] [-v]",
 	NULL
 };
 
@@ -68,7 +70,9 @@ cmd_drift(int argc, char **argv)
 {
 	struct fleet_args a;
 	const char *report = NULL, *metrics = NULL, *lock = NULL;
-	struct opt opts[ENVCTL_FLEET_NOPTS + 6];
+	struct opt opts[ENVCTL_FLEET_NOPTS + ENVCTL_ROLLOUT_NOPTS + 6];
+	struct rollout_args ra;
+	struct rollout_spec rs;
 	struct context ctx = { 0 };
 	struct engine_policy p;
 	struct engine e = { 0 };
@@ -94,7 +98,9 @@ cmd_drift(int argc, char **argv)
 	    ENVCTL_OPT_FLAG, &dofix, NULL, "apply to the drifted hosts, as "
 	    "apply --yes does", 0, 0 };
 	opts[ENVCTL_FLEET_NOPTS + 4] = cmd_lock_timeout_option(&lock_timeout);
-	opts[ENVCTL_FLEET_NOPTS + 5] = (struct opt)ENVCTL_OPT_END_ENTRY;
+	cmd_rollout_options(&opts[ENVCTL_FLEET_NOPTS + 5], &ra);
+	opts[ENVCTL_FLEET_NOPTS + ENVCTL_ROLLOUT_NOPTS + 5] =
+	    (struct opt)ENVCTL_OPT_END_ENTRY;
 	if (!cmd_parse(usage, opts, argc, argv, operands, &nops, 1, 1, &code))
 		goto out;
 	if (lock_timeout >= 0 && !dofix) {
@@ -103,8 +109,15 @@ cmd_drift(int argc, char **argv)
 		code = ENVCTL_EXIT_USAGE;
 		goto out;
 	}
+	if ((ra.serial != NULL || ra.max_fail != NULL) && !dofix) {
+		out_note("envctl drift: --serial and --max-fail are for --fix: "
+		    "a drift check changes no host\n");
+		code = ENVCTL_EXIT_USAGE;
+		goto out;
+	}
 	if (cmd_policy(&p, ENVCTL_CMD_DRIFT, operands[0], &a,
-	    lock_timeout < 0 ? 30 : lock_timeout) != 0) {
+	    lock_timeout < 0 ? 30 : lock_timeout) != 0 ||
+	    cmd_rollout(&p, &rs, &ra, argv[0]) != 0) {
 		code = ENVCTL_EXIT_USAGE;
 		goto out;
 	}

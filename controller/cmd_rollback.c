@@ -12,9 +12,11 @@
 #include "controller/engine.h"
 #include "controller/opts.h"
 #include "controller/output.h"
+#include "controller/rollout.h"
 
 static const char *const usage[] = {
-	"envctl rollback INVENTORY [--to ID|latest] [--yes] [-l LIMIT]",
+	"envctl rollback INVENTORY [--to ID|latest] [--yes] [-l LIMIT] "
+	    "[--serial LIST [--max-fail N|P%]]",
 	NULL
 };
 
@@ -22,7 +24,9 @@ int
 cmd_rollback(int argc, char **argv)
 {
 	struct fleet_args a;
-	struct opt opts[ENVCTL_FLEET_NOPTS + 4];
+	struct opt opts[ENVCTL_FLEET_NOPTS + ENVCTL_ROLLOUT_NOPTS + 4];
+	struct rollout_args ra;
+	struct rollout_spec rs;
 	struct context ctx = { 0 };
 	struct engine_policy p;
 	struct engine e = { 0 };
@@ -37,11 +41,13 @@ cmd_rollback(int argc, char **argv)
 	opts[ENVCTL_FLEET_NOPTS + 1] = (struct opt){ 'y', "yes",
 	    ENVCTL_OPT_FLAG, &yes, NULL, "roll back without asking", 0, 0 };
 	opts[ENVCTL_FLEET_NOPTS + 2] = cmd_lock_timeout_option(&lock_timeout);
-	opts[ENVCTL_FLEET_NOPTS + 3] = (struct opt)ENVCTL_OPT_END_ENTRY;
+	cmd_rollout_options(&opts[ENVCTL_FLEET_NOPTS + 3], &ra);
+	opts[ENVCTL_FLEET_NOPTS + ENVCTL_ROLLOUT_NOPTS + 3] =
+	    (struct opt)ENVCTL_OPT_END_ENTRY;
 	if (!cmd_parse(usage, opts, argc, argv, operands, &nops, 1, 1, &code))
 		goto out;
 	if (cmd_policy(&p, ENVCTL_CMD_ROLLBACK, operands[0], &a,
-	    lock_timeout) != 0) {
+	    lock_timeout) != 0 || cmd_rollout(&p, &rs, &ra, argv[0]) != 0) {
 		code = ENVCTL_EXIT_USAGE;
 		goto out;
 	}

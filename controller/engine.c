@@ -1,6 +1,7 @@
 /* engine.c - read a host, then change it (see engine.h). */
 #include "engine.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,12 +22,26 @@
 static const char *const cmd_names[] = { "plan", "facts", "apply", "drift",
 	"rollback", "backups" };
 
+/* The change waits for the whole fleet's read: to ask, or for batches. */
+static int
+deferred(const struct engine_policy *p)
+{
+	return p->ask || p->rollout != NULL;
+}
+
 /* Validation and verification follow the read on the same session. */
 static int
 wants_fork(const struct engine_policy *p)
 {
-	return !p->ask && (p->change == ENVCTL_CHANGE_APPLY ||
+	return !deferred(p) && (p->change == ENVCTL_CHANGE_APPLY ||
 	    p->change == ENVCTL_CHANGE_ROLLBACK);
+}
+
+/* A row the rollout stopped before it was changed. */
+static int
+skipped(const struct engine *e, const struct engine_host *eh)
+{
+	return e->run.stopped_after > 0 && eh->batch > e->run.stopped_after;
 }
 
 /* Lists the host's backups and chooses the one to restore. */
@@ -113,8 +128,10 @@ decide(struct engine *e, struct engine_host *eh, struct agentlink *l)
 		break;
 	}
 	eh->chosen = 1;
-	if (p->ask)
+	if (deferred(p)) {
+		eh->waits = 1;
 		return;
+	}
 	apply_on(&eh->ar, l, eh->host, e->ctx->pb, &eh->in, &e->ao);
 	eh->tried = 1;
 }
@@ -155,7 +172,7 @@ rows_read(struct engine *e, struct engine_host *lead, size_t nused,
 			err_sethost(&hp->err, eh->name);
 		hp->stats = lead->hp.stats;
 		hp->seconds = seconds;
-		if (e->p->plan != NULL && !eh->tried) {
+		if (e->p->plan != NULL && !eh->tried && !eh->waits) {
 			/* A plan's host that could not be read is not
 			   changed. */
 			eh->tried = 1;
@@ -232,7 +249,7 @@ out:
 	free(rows);
 }
 
-/* Phase 2, after a yes: each chosen row on a fresh session. */
+/* Phase 2, after a yes: each row of the batch on a fresh session. */
 static void
 change_job(void *arg, size_t i)
 {
@@ -242,7 +259,7 @@ change_job(void *arg, size_t i)
 
 	for (k = 0; k < lead->nrows; k++) {
 		eh = lead + k;
-		if (!eh->chosen || eh->tried)
+		if (eh->batch != e->cur_batch || eh->tried)
 			continue;
 		apply_host(&eh->ar, eh->host, e->ctx->pb, &eh->in, &e->ao);
 		eh->tried = 1;
@@ -305,7 +322,8 @@ host_done(void *arg, size_t i)
 
 	if (e->phase == 1 && e->p->progress)
 		out_note("\r\033[K");
-	if (e->p->json)
+	/* drift prints its changed hosts with the drifted ones, at the end. */
+	if (e->p->json || (e->phase == 2 && e->p->cmd == ENVCTL_CMD_DRIFT))
 		return;
 	for (k = 0; k < e->hosts[i].nrows; k++) {
 		eh = &e->hosts[i + k];
@@ -313,7 +331,7 @@ host_done(void *arg, size_t i)
 			continue;
 		if (e->phase == 1)
 			host_text(&b, e, eh);
-		else if (eh->chosen)
+		else if (eh->batch == e->cur_batch)
 			report_apply_result(&b, &eh->ar, &e->p->ro);
 	}
 	out_write(b.data, b.len);
@@ -329,9 +347,21 @@ host_progress(void *arg, size_t ndone, size_t n)
 		out_note("\r\033[K%zu/%zu hosts done", ndone, n);
 }
 
+/* The leader at i has a row in the batch that runs. */
+static int
+in_batch(const struct engine *e, size_t i)
+{
+	size_t k;
+
+	for (k = 0; k < e->hosts[i].nrows; k++)
+		if (e->hosts[i + k].batch == e->cur_batch)
+			return 1;
+	return 0;
+}
+
 /*
- * Runs one phase over hosts [from, to), printed in order as they finish.
- * A rollout in batches would call both phases per batch.
+ * Runs one phase over hosts [from, to), printed in order as they finish:
+ * phase 1 reads every host, phase 2 changes the hosts of e->cur_batch.
  */
 static void
 run_phase(struct engine *e, int phase, size_t from, size_t to)
@@ -341,7 +371,7 @@ run_phase(struct engine *e, int phase, size_t from, size_t to)
 
 	/* The leaders: each job reads and changes its own rows. */
 	for (i = from; i < to; i++)
-		if (!e->hosts[i].follower)
+		if (!e->hosts[i].follower && (phase == 1 || in_batch(e, i)))
 			idx[n++] = i;
 	e->phase = phase;
 	fj.job = phase == 1 ? read_job : change_job;
@@ -354,46 +384,6 @@ run_phase(struct engine *e, int phase, size_t from, size_t to)
 	free(idx);
 }
 
-/* Asks "VERB N hosts? [y/N] " on the terminal; 1 for yes. */
-static int
-confirm(const char *verb, size_t n)
-{
-	char line[64];
-
-	out_note("%s %zu host%s? [y/N] ", verb, n, n == 1 ? "" : "s");
-	if (fgets(line, sizeof(line), stdin) == NULL)
-		return 0;
-	line[strcspn(line, "\r\n")] = '\0';
-	return strcmp(line, "y") == 0 || strcmp(line, "Y") == 0 ||
-	    strcmp(line, "yes") == 0;
-}
-
-/* Between the phases: ask; ENVCTL_EUSAGE when there is no terminal. */
-static int
-ask(struct engine *e)
-{
-	const char *name = cmd_names[e->p->cmd];
-	size_t i, n = 0;
-
-	for (i = 0; i < e->nhosts; i++)
-		n += e->hosts[i].chosen && !e->hosts[i].tried;
-	if (n == 0)
-		return 0;
-	if (!isatty(STDIN_FILENO)) {
-		out_note("envctl %s: %zu host%s to change, but stdin is not "
-		    "a terminal to ask: add --yes\n", name, n,
-		    n == 1 ? "" : "s");
-		return ENVCTL_EUSAGE;
-	}
-	if (!confirm(e->p->verb, n)) {
-		out_note("envctl %s: nothing changed\n", name);
-		e->asked_no = 1;
-		return 0;
-	}
-	run_phase(e, 2, 0, e->nhosts);
-	return 0;
-}
-
 /* What every output says of the host, once the run is over. */
 static enum outcome
 final_outcome(const struct engine *e, const struct engine_host *eh)
@@ -402,6 +392,8 @@ final_outcome(const struct engine *e, const struct engine_host *eh)
 	int ok = eh->ar.outcome == ENVCTL_OUT_OK ||
 	    eh->ar.outcome == ENVCTL_OUT_CHANGED;
 
+	if (skipped(e, eh))
+		return ENVCTL_OUT_SKIPPED;
 	if (eh->tried && c == ENVCTL_CHANGE_FIX)
 		return ok ? ENVCTL_OUT_CHANGED : ENVCTL_OUT_FAILED;
 	if (eh->tried && c == ENVCTL_CHANGE_ROLLBACK)
@@ -421,8 +413,202 @@ final_outcome(const struct engine *e, const struct engine_host *eh)
 	return eh->chosen ? ENVCTL_OUT_PENDING : ENVCTL_OUT_FAILED;
 }
 
+/* The leader at i has a row whose change waits for phase 2. */
+static int
+to_change(const struct engine *e, size_t i)
+{
+	const struct engine_host *eh;
+	size_t k;
+
+	for (k = 0; k < e->hosts[i].nrows; k++) {
+		eh = &e->hosts[i + k];
+		if (eh->chosen && !eh->tried && !eh->unused)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Splits the hosts to change into the rollout's batches (one without
+ * --serial), in run order, a host with all its rows in one batch.
+ */
+static void
+make_batches(struct engine *e)
+{
+	static const struct rollout_spec one;
+	struct rollout_run *run = &e->run;
+	struct rollout_batch *b;
+	size_t *sizes, i, k, n = 0, total = 0;
+
+	for (i = 0; i < e->nhosts; i++)
+		total += !e->hosts[i].follower && to_change(e, i);
+	sizes = rollout_split(e->p->rollout != NULL ? e->p->rollout : &one,
+	    total, &run->nbatches);
+	run->total = total;
+	run->budget = e->p->rollout != NULL ?
+	    rollout_budget(e->p->rollout, total) : SIZE_MAX;
+	run->batches = xcalloc(run->nbatches + 1, sizeof(*run->batches));
+	for (i = 0; i < run->nbatches; i++)
+		run->batches[i].names = xcalloc(sizes[i] + 1,
+		    sizeof(*run->batches[i].names));
+	b = run->batches;
+	for (i = 0; i < e->nhosts && total > 0; i++) {
+		if (e->hosts[i].follower || !to_change(e, i))
+			continue;
+		if (b->nhosts == sizes[n])
+			b = &run->batches[++n];
+		if (b->nhosts == 0)
+			b->from = i;
+		b->to = i + e->hosts[i].nrows;
+		b->names[b->nhosts++] = e->hosts[i].name;
+		for (k = 0; k < e->hosts[i].nrows; k++)
+			if (e->hosts[i + k].chosen && !e->hosts[i + k].tried)
+				e->hosts[i + k].batch = n + 1;
+	}
+	free(sizes);
+}
+
+/* How the batch went for the leader at i: a failed row fails the host. */
+static enum outcome
+batch_outcome(const struct engine *e, size_t i)
+{
+	enum outcome o = ENVCTL_OUT_OK, r;
+	size_t k;
+
+	for (k = 0; k < e->hosts[i].nrows; k++) {
+		if (e->hosts[i + k].batch != e->cur_batch)
+			continue;
+		r = final_outcome(e, &e->hosts[i + k]);
+		if (r == ENVCTL_OUT_UNREACHABLE || (r == ENVCTL_OUT_FAILED &&
+		    o != ENVCTL_OUT_UNREACHABLE) || (r == ENVCTL_OUT_CHANGED &&
+		    o == ENVCTL_OUT_OK))
+			o = r;
+	}
+	return o;
+}
+
+/* The batch that ran: its counts, the failures so far, its line. */
+static void
+batch_done(struct engine *e, struct rollout_batch *b)
+{
+	struct buf line = ENVCTL_BUF_INIT;
+	enum outcome o;
+	size_t i;
+
+	for (i = b->from; i < b->to; i++) {
+		if (e->hosts[i].follower || !in_batch(e, i))
+			continue;
+		o = batch_outcome(e, i);
+		report_count_outcome(&b->counts, o);
+		if (o == ENVCTL_OUT_FAILED || o == ENVCTL_OUT_UNREACHABLE)
+			e->run.failures++;
+	}
+	b->ran = 1;
+	/* drift -q prints nothing; apply -q and rollback -q keep these. */
+	if (e->p->rollout == NULL || e->p->json || (e->p->ro.quiet &&
+	    e->p->cmd == ENVCTL_CMD_DRIFT))
+		return;
+	rollout_batch_text(&line, &e->run, (size_t)(b - e->run.batches));
+	out_write(line.data, line.len);
+	buf_release(&line);
+}
+
+/* Asks "VERB N hosts? [y/N] " on the terminal; 1 for yes. */
+static int
+confirm(const char *verb, size_t n, const struct rollout_run *run)
+{
+	char line[64];
+	size_t i;
+
+	out_note("%s %zu host%s", verb, n, n == 1 ? "" : "s");
+	for (i = 0; run != NULL && i < run->nbatches; i++)
+		out_note("%s%zu", i == 0 ? ", in batches of " : ", ",
+		    run->batches[i].nhosts);
+	out_note("? [y/N] ");
+	if (fgets(line, sizeof(line), stdin) == NULL)
+		return 0;
+	line[strcspn(line, "\r\n")] = '\0';
+	return strcmp(line, "y") == 0 || strcmp(line, "Y") == 0 ||
+	    strcmp(line, "yes") == 0;
+}
+
+/* Between the phases: ask; ENVCTL_EUSAGE when there is no terminal. */
+static int
+ask(struct engine *e)
+{
+	const char *name = cmd_names[e->p->cmd];
+	size_t i, n = 0;
+
+	for (i = 0; i < e->nhosts; i++)
+		n += e->hosts[i].chosen && !e->hosts[i].tried;
+	if (!isatty(STDIN_FILENO)) {
+		out_note("envctl %s: %zu host%s to change, but stdin is not "
+		    "a terminal to ask: add --yes\n", name, n,
+		    n == 1 ? "" : "s");
+		return ENVCTL_EUSAGE;
+	}
+	if (!confirm(e->p->verb, e->p->rollout != NULL ? e->run.total : n,
+	    e->p->rollout != NULL ? &e->run : NULL)) {
+		out_note("envctl %s: nothing changed\n", name);
+		e->asked_no = 1;
+	}
+	return 0;
+}
+
+/*
+ * Phase 2: after one question for the whole rollout, each batch in turn;
+ * once the failures so far exceed the budget, the batches left are
+ * skipped.  ENVCTL_EUSAGE when it had to ask and could not.
+ */
+static int
+change_hosts(struct engine *e)
+{
+	struct rollout_run *run = &e->run;
+	size_t i, k;
+	int r;
+
+	make_batches(e);
+	if (run->total == 0)
+		return 0;
+	if (e->p->ask && ((r = ask(e)) != 0 || e->asked_no))
+		return r;
+	for (i = 0; i < run->nbatches; i++) {
+		e->cur_batch = i + 1;
+		run_phase(e, 2, run->batches[i].from, run->batches[i].to);
+		batch_done(e, &run->batches[i]);
+		if (run->failures > run->budget && i + 1 < run->nbatches) {
+			run->stopped_after = i + 1;
+			break;
+		}
+	}
+	for (k = run->stopped_after; k > 0 && k < run->nbatches; k++)
+		run->batches[k].counts.skipped = run->batches[k].nhosts;
+	return 0;
+}
+
+/* The host whose leader is at i has rows the rollout skipped. */
+static int
+host_skipped(const struct engine *e, size_t i)
+{
+	size_t k;
+
+	for (k = 0; k < e->hosts[i].nrows; k++)
+		if (skipped(e, &e->hosts[i + k]))
+			return 1;
+	return 0;
+}
+
+/* "NAME: skipped: rollout stopped after batch 2 (...)" for the host. */
+static void
+skipped_line(struct buf *b, const struct engine *e, const char *name)
+{
+	buf_addf(b, "%s: skipped: ", name);
+	rollout_reason(b, &e->run);
+	buf_addch(b, '\n');
+}
+
 static json_t *
-host_json(const struct engine *e, const struct engine_host *eh)
+host_json1(const struct engine *e, const struct engine_host *eh)
 {
 	const struct host_plan *hp = &eh->hp;
 	const struct err *err = NULL;
@@ -455,6 +641,21 @@ host_json(const struct engine *e, const struct engine_host *eh)
 	return report_plan_json(hp);
 }
 
+/* A host's --json object; a skipped one says why in "reason". */
+static json_t *
+host_json(const struct engine *e, const struct engine_host *eh)
+{
+	struct buf why = ENVCTL_BUF_INIT;
+	json_t *j = host_json1(e, eh);
+
+	if (skipped(e, eh)) {
+		rollout_reason(&why, &e->run);
+		json_object_set_new(j, "reason", json_string(why.data));
+		buf_release(&why);
+	}
+	return j;
+}
+
 json_t *
 engine_json(const struct engine *e)
 {
@@ -470,6 +671,9 @@ engine_json(const struct engine *e)
 	if (e->p->cmd == ENVCTL_CMD_PLAN || e->p->cmd == ENVCTL_CMD_DRIFT)
 		json_object_set_new(doc, "groups",
 		    consistency_json(&e->groups));
+	if (e->p->rollout != NULL)
+		json_object_set_new(doc, "rollout",
+		    rollout_json(e->p->rollout, &e->run));
 	return doc;
 }
 
@@ -493,6 +697,8 @@ drift_text(const struct engine *e)
 				report_plan_host(&out, &eh->hp, ro);
 			if (eh->tried)
 				report_apply_result(&out, &eh->ar, ro);
+			else if (skipped(e, eh))
+				skipped_line(&out, e, eh->name);
 		} else if (eh->found != ENVCTL_OUT_OK)
 			report_plan_host(&bad, &eh->hp, ro);
 	}
@@ -500,6 +706,10 @@ drift_text(const struct engine *e)
 		report_drift_summary(&out, e->plans, e->nplans);
 		/* In sync, drift prints nothing: --report has them all. */
 		consistency_text(&out, &e->groups);
+	}
+	if (e->run.stopped_after > 0) {
+		rollout_reason(&out, &e->run);
+		buf_addch(&out, '\n');
 	}
 	out_write(out.data, out.len);
 	out_note("%s", bad.data);
@@ -549,8 +759,18 @@ finish(struct engine *e)
 		    !e->hosts[i].follower)
 			report_planned_line(&b, e->hosts[i].name,
 			    e->hosts[i].outcome);
+	for (i = 0; i < e->nhosts; i++)
+		if (!e->hosts[i].follower && host_skipped(e, i))
+			skipped_line(&b, e, e->hosts[i].name);
 	consistency_text(&b, &e->groups);
 	report_summary(&b, &e->counts, &p->ro);
+	if (e->run.stopped_after > 0) {
+		/* The summary line names the stop. */
+		buf_truncate(&b, b.len - 1);
+		buf_addstr(&b, "; ");
+		rollout_reason(&b, &e->run);
+		buf_addch(&b, '\n');
+	}
 	out_write(b.data, b.len);
 	buf_release(&b);
 }
@@ -694,7 +914,7 @@ engine_run(struct engine *e, const struct engine_policy *p,
 	for (i = 0; i < e->nhosts; i++)
 		if (e->hosts[i].read && !e->hosts[i].unused)
 			e->plans[e->nplans++] = &e->hosts[i].hp;
-	if (p->ask && (r = ask(e)) != 0)
+	if (deferred(p) && (r = change_hosts(e)) != 0)
 		goto out;
 	finish(e);
 	goto out;
@@ -724,6 +944,7 @@ engine_release(struct engine *e)
 	free(e->hosts);
 	free(e->plans);
 	consistency_release(&e->groups);
+	rollout_run_release(&e->run);
 	agent_binary_release(&e->ab);
 	memset(e, 0, sizeof(*e));
 }

@@ -6,8 +6,10 @@
  * hello and read pipelined, decides, makes the change on the same session
  * (or, when the policy asks first, on a fresh one after "VERB N hosts?
  * [y/N]"), closes, and prints each host's block whole, in run order,
- * through fleet_run().  The policy is data: which change, its options,
- * whether to ask.  The change steps are apply.c's and backups.c's; the
+ * through fleet_run().  With --serial (rollout.h) every change waits for
+ * the whole read, then runs batch by batch on fresh sessions, and stops
+ * past the failure budget.  The policy is data: which change, its
+ * options, whether to ask, the batches.  The change steps are apply.c's and backups.c's; the
  * texts and JSON are report.c's.  One engine per run, on one thread; its
  * host jobs run on fleet threads, each touching only its own
  * engine_host.  Release with engine_release() in every case.
@@ -26,6 +28,7 @@
 #include "controller/desired.h"
 #include "controller/plan.h"
 #include "controller/report.h"
+#include "controller/rollout.h"
 
 struct context;
 struct planfile;
@@ -62,6 +65,13 @@ struct engine_policy {
 	 */
 	int		 ask;
 	const char	*verb;		/* "Apply to", "Roll back" */
+	/*
+	 * --serial: the hosts to change are changed batch by batch, after
+	 * the whole fleet is read (and the question asked once), each on a
+	 * fresh session; past the budget the rest are skipped.  NULL: one
+	 * batch.
+	 */
+	const struct rollout_spec *rollout;
 	int		 declined_summary; /* a "no" still prints the summary */
 	int		 pending_exit;	/* pending hosts left: exit 2 (cmd.h) */
 	/* apply PLANFILE: the hosts and the bytes come from the plan. */
@@ -99,6 +109,9 @@ struct engine_host {
 	struct host_plan hp;
 	int		 chosen;	/* a change was decided */
 	int		 tried;		/* the change ran: ar says how */
+	int		 waits;		/* chosen; the change waits for the
+					   whole fleet's read */
+	size_t		 batch;		/* 1-based batch of its change; 0 */
 	struct apply_input in;
 	struct apply_result ar;
 	struct backup_list bl;		/* ROLLBACK, BACKUPS */
@@ -123,13 +136,16 @@ struct engine {
 					   differ inside a group */
 	int		 asked_no;	/* the operator answered no */
 	int		 phase;		/* 1 read (and change), 2 change */
+	size_t		 cur_batch;	/* phase 2: the batch that runs */
+	struct rollout_run run;		/* the batches of phase 2 */
 };
 
 /*
  * Runs policy p over ctx's selected hosts (or p->plan's) and prints as it
  * goes; e is zeroed by the caller and borrows p and ctx until released.
  * Returns 0 when the run went through (the hosts' own failures are in
- * e->counts; e->asked_no when the operator said no); after printing why,
+ * e->counts, a rollout's batches and stop in e->run; e->asked_no when
+ * the operator said no); after printing why,
  * ENVCTL_EUSAGE when it had to ask and stdin is no terminal, or the error
  * that kept it from starting: agent_binary_load()'s, ENVCTL_ENOTFOUND for
  * a plan's host the inventory no longer has (nothing was contacted).
@@ -138,7 +154,7 @@ int	engine_run(struct engine *e, const struct engine_policy *p,
 	    const struct context *ctx);
 /*
  * The run as the one --json envelope (format, command, inventory,
- * playbook, summary, hosts); a new reference.
+ * playbook, summary, hosts; rollout with --serial); a new reference.
  */
 json_t	*engine_json(const struct engine *e);
 void	engine_release(struct engine *e);
