@@ -40,6 +40,7 @@ static int
 write_files(const struct engine *e, const char *report, const char *metrics,
     double started, double t0, struct err *err)
 {
+	char shard[ENVCTL_SHARD_LABEL];
 	struct buf b = ENVCTL_BUF_INIT;
 	struct err e2 = ENVCTL_ERR_INIT;
 	json_t *doc;
@@ -55,7 +56,8 @@ write_files(const struct engine *e, const char *report, const char *metrics,
 	}
 	if (metrics != NULL) {
 		metrics_textfile(&b, e->plans, e->nplans, started,
-		    now_seconds(CLOCK_MONOTONIC) - t0);
+		    now_seconds(CLOCK_MONOTONIC) - t0,
+		    shard_label(shard, &e->ctx->shard));
 		if (atomic_write_file(metrics, b.data, b.len, 0644, &e2) != 0)
 			err_move(err, &e2);
 	}

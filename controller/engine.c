@@ -470,6 +470,7 @@ engine_json(const struct engine *e)
 	if (e->p->cmd == ENVCTL_CMD_PLAN || e->p->cmd == ENVCTL_CMD_DRIFT)
 		json_object_set_new(doc, "groups",
 		    consistency_json(&e->groups));
+	report_envelope_shard(doc, e->ctx->inv, e->ctx->pb, &e->ctx->shard);
 	return doc;
 }
 
