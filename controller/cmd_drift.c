@@ -5,6 +5,7 @@
  * run lock so that overlapping cron runs never pile up.
  */
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "common/buf.h"
@@ -70,6 +71,7 @@ cmd_drift(int argc, char **argv)
 {
 	struct fleet_args a;
 	const char *report = NULL, *metrics = NULL, *lock = NULL;
+	char *deflock = NULL, *shardlock = NULL;
 	struct opt opts[ENVCTL_FLEET_NOPTS + 6];
 	struct context ctx = { 0 };
 	struct engine_policy p;
@@ -116,6 +118,19 @@ cmd_drift(int argc, char **argv)
 	p.ro.quiet = a.quiet;
 	p.ro.show_diff = 1;
 	p.verbose = a.verbose;
+	/*
+	 * Shards may run side by side on one machine: by default each has
+	 * a lock of its own, drift.K-of-N.lock beside drift.lock.
+	 */
+	if ((code = cmd_shard(&ctx, a.shard, a.shards)) != ENVCTL_EXIT_OK)
+		goto out;
+	if (lock == NULL && ctx.shard.count > 0 &&
+	    (deflock = runlock_default_path()) != NULL) {
+		shardlock = xasprintf("%.*s.%u-of-%u.lock",
+		    (int)(strlen(deflock) - strlen(".lock")), deflock,
+		    ctx.shard.index, ctx.shard.count);
+		lock = shardlock;
+	}
 	/* Only another drift run is "busy" (75); any other holder fails. */
 	if (runlock_acquire(&rl, lock, &err) != 0) {
 		if (!a.quiet)
@@ -141,6 +156,8 @@ out:
 	engine_release(&e);
 	context_release(&ctx);
 	err_release(&err);
+	free(deflock);
+	free(shardlock);
 	free(operands);
 	return code;
 }
