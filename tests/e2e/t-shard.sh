@@ -12,15 +12,23 @@
 /usr/bin/python3 -c 'import prometheus_client' 2>/dev/null ||
     missing "python3-prometheus-client is not installed"
 
+# This machine's processes are the test hosts' too (no PID namespace):
+# the playbook looks at no running worker, so that others' tests running
+# meanwhile change nothing here.
+PB=$E2E_TMP/pb/cuda13-nccl.yaml
+mkdir "$E2E_TMP/pb" || fatal "mkdir $E2E_TMP/pb"
+cp "$E2E_REPO"/playbooks/cuda13-nccl.* "$E2E_TMP/pb/" ||
+    fatal "cannot copy the playbook"
+printf 'processes: [envctl-test-matches-no-process]\n' >>"$PB"
 RIGHT=$E2E_TMP/right.py
 printf 'all:\n  hosts:\n    x:\n' >"$E2E_TMP/one.yaml"
-"$ENVCTL_BIN" render "$E2E_TMP/one.yaml" --host x >"$RIGHT" ||
+"$ENVCTL_BIN" render "$E2E_TMP/one.yaml" -p "$PB" --host x >"$RIGHT" ||
     fatal "render of the desired file failed"
 fleet_start 10 --seed "$RIGHT" --seed "$RIGHT" \
     --seed "$ENVCTL_FIXTURES/seed-broken.sitecustomize.py"
 sed -i 's/"NCCL_PROTO", "LL"/"NCCL_PROTO", "Simple"/' "$(host_file gpu-02)"
 E=("$ENVCTL_BIN")
-KH=(--known-hosts "$FLEET_KNOWN_HOSTS" --color never)
+KH=(--known-hosts "$FLEET_KNOWN_HOSTS" --color never -p "$PB")
 INV=$FLEET_INVENTORY
 CMP=$E2E_SRCDIR/shard-compare.py
 D=$E2E_TMP/out
