@@ -3,7 +3,8 @@
 #   make                 build envctl and envctl-agent
 #   make check           lints, unit tests, the inventory corpus against
 #                        Ansible, the fuzz corpus, e2e against real sshd
-#                        hosts, the bench's proxy test, then the unit
+#                        hosts, the Slurm array job on a real one-node
+#                        cluster, the bench's proxy test, then the unit
 #                        tests and the fuzz corpus under ASan+UBSan
 #   make bench           speed against OpenSSH, parallel-ssh, Ansible (root)
 #   make bench-scale     envctl plan on 1000 inventory hosts (root)
@@ -229,6 +230,13 @@ check-inventory: all
 check-e2e: all $(AGENT_FAULTS)
 	$(Q)$(TEST_ENV) tests/e2e/run
 
+# contrib/slurm/envctl-drift.sbatch on a real single-node Slurm cluster
+# (slurm-wlm and munge; root), against tests/e2e sshd hosts.
+check-slurm: all
+	$(Q)$(TEST_ENV) tests/slurm/run
+# The shipped Slurm script and Kubernetes manifests parse (no cluster).
+lint-contrib:
+	$(Q)python3 tests/lint-contrib.py
 # The benchmark's own tools (the latency proxy), tested for real.
 check-bench-tools: $(B)/delayproxy
 	$(Q)tests/bench/delayproxy-test $(B)/delayproxy
@@ -245,12 +253,13 @@ CHECK_BUILD = all $(AGENT_FAULTS) $(TEST_BIN) $(FUZZ_BIN)
 
 check-build: $(CHECK_BUILD)
 
-check: lint-layers lint-man lint-py lint-sh lint-headers
+check: lint-layers lint-man lint-py lint-sh lint-headers lint-contrib
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) check-build $(B)/delayproxy
 	$(Q)$(MAKE) --no-print-directory check-unit
 	$(Q)$(MAKE) --no-print-directory check-inventory
 	$(Q)$(MAKE) --no-print-directory check-fuzz
 	$(Q)$(MAKE) --no-print-directory check-e2e
+	$(Q)$(MAKE) --no-print-directory check-slurm
 	$(Q)$(MAKE) --no-print-directory check-bench-tools
 	$(Q)echo '== again under SANITIZE=address,undefined'
 	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined \
@@ -288,7 +297,8 @@ $(B)/hdr-ag/%.o: % | $(AGENT_INC)
 SH_SCRIPTS = $(shell grep -l -e '^\#! */bin/\(ba\)\?sh' \
 	-e '^\#! */usr/bin/env \(ba\)\?sh' -e '^\# shellcheck shell=' \
 	scripts/* .ci/run tests/e2e/* tests/bench/* tests/inventory/run \
-	tests/fuzz/run tests/run-unit tests/lint-layers 2>/dev/null)
+	tests/fuzz/run tests/run-unit tests/lint-layers tests/slurm/* \
+	contrib/slurm/* 2>/dev/null)
 lint-sh:
 	$(Q)command -v shellcheck >/dev/null || { echo "lint-sh: install" \
 	    "shellcheck (scripts/install-deps)" >&2; exit 1; }
@@ -337,8 +347,12 @@ install: all
 	install -m 0644 playbooks/*.yaml playbooks/*.tmpl \
 	    $(DESTDIR)$(DATADIR)/playbooks/
 	install -d $(DESTDIR)$(PREFIX)/share/doc/envctl
-	install -m 0644 docs/cron.md contrib/systemd/envctl-drift.service \
-	    contrib/systemd/envctl-drift.timer $(DESTDIR)$(PREFIX)/share/doc/envctl/
+	install -m 0644 docs/cron.md docs/sharding.md \
+	    contrib/systemd/envctl-drift.service \
+	    contrib/systemd/envctl-drift.timer contrib/slurm/envctl-drift.sbatch \
+	    contrib/kubernetes/envctl-drift-job.yaml \
+	    contrib/kubernetes/envctl-drift-merge-job.yaml \
+	    $(DESTDIR)$(PREFIX)/share/doc/envctl/
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/envctl $(DESTDIR)$(MANDIR)/man1/envctl.1 \
@@ -360,6 +374,7 @@ lint-man:
 clean:
 	rm -rf build
 
+.PHONY: check-slurm lint-contrib
 .PHONY: all bench bench-inventory bench-scale check-inventory demo demo-stop check check-build check-unit check-e2e check-bench-tools check-fuzz check-only fuzz lint-layers lint-man lint-py lint-sh lint-headers install uninstall clean
 .SECONDARY:
 

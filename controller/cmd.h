@@ -31,6 +31,7 @@ int	cmd_facts(int argc, char **argv);
 int	cmd_inventory(int argc, char **argv);
 int	cmd_plan(int argc, char **argv);
 int	cmd_render(int argc, char **argv);
+int	cmd_report(int argc, char **argv);
 int	cmd_rollback(int argc, char **argv);
 
 /* The options every command that reaches hosts shares. */
@@ -46,9 +47,12 @@ struct fleet_args {
 	int		 json;
 	int		 quiet;
 	int		 verbose;
+	const char	*shard;		/* --shard K/N|auto, NULL: none */
+	int		 shards;	/* --shards N, 0: not given */
 };
 
-#define ENVCTL_FLEET_NOPTS	11
+#define ENVCTL_FLEET_NOPTS	(11 + ENVCTL_SHARD_NOPTS)
+#define ENVCTL_SHARD_NOPTS	2
 #define ENVCTL_DEFAULT_FORKS	50
 #define ENVCTL_DEFAULT_TIMEOUT	30
 
@@ -80,9 +84,19 @@ int	cmd_rollout(struct engine_policy *p, struct rollout_spec *rs,
  */
 int	cmd_use_color(const char *when, int fd);
 
+/* --shard into *spec and --shards into *shards: ENVCTL_SHARD_NOPTS entries
+ * written into opts, for the commands without the fleet options. */
+void	cmd_shard_options(struct opt *opts, const char **spec, int *shards);
 /*
- * Loads inventory, --limit and playbook into ctx, printing every problem;
- * returns ENVCTL_EXIT_OK or ENVCTL_EXIT_FAIL.
+ * Resolves --shard and --shards into ctx->shard and keeps only that
+ * shard's hosts of ctx->selected; ENVCTL_EXIT_OK, or ENVCTL_EXIT_USAGE
+ * after printing why.
+ */
+int	cmd_shard(struct context *ctx, const char *spec, int shards);
+/*
+ * Loads inventory, --limit, --shard and playbook into ctx, printing every
+ * problem; returns ENVCTL_EXIT_OK, ENVCTL_EXIT_FAIL, or ENVCTL_EXIT_USAGE
+ * for a bad --shard.
  */
 int	cmd_load(struct context *ctx, const char *inventory,
 	    const struct fleet_args *a);

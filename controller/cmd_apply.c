@@ -86,6 +86,12 @@ cmd_apply(int argc, char **argv)
 		out_errors(&err);
 		goto out;
 	}
+	if (is_plan && (a.shard != NULL || a.shards > 0)) {
+		out_note("envctl apply: --shard splits an inventory; shard "
+		    "the plan instead (envctl plan --shard K/N -o FILE)\n");
+		code = ENVCTL_EXIT_USAGE;
+		goto out;
+	}
 	if (is_plan) {
 		/* Applied exactly, host by host: nothing to ask. */
 		p.plan = &pf;

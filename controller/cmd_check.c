@@ -15,7 +15,8 @@
 #include "controller/playbook.h"
 
 static const char *const usage[] = {
-	"envctl check INVENTORY [-p PLAYBOOK] [-l LIMIT] [-q] [-v]",
+	"envctl check INVENTORY [-p PLAYBOOK] [-l LIMIT] [--shard K/N] [-q] "
+	    "[-v]",
 	NULL
 };
 
@@ -61,8 +62,8 @@ check_hosts(const struct context *ctx, int verbose, struct err *err,
 int
 cmd_check(int argc, char **argv)
 {
-	const char *playbook = NULL, *limit = NULL;
-	int quiet = 0, verbose = 0;
+	const char *playbook = NULL, *limit = NULL, *shard = NULL;
+	int quiet = 0, verbose = 0, shards = 0;
 	struct opt opts[] = {
 		{ 'p', "playbook", ENVCTL_OPT_STRING, &playbook, "PLAYBOOK",
 		    "playbook name or file (default: envctl_playbook, "
@@ -74,6 +75,8 @@ cmd_check(int argc, char **argv)
 		    "print only problems", 0, 0 },
 		{ 'v', "verbose", ENVCTL_OPT_COUNT, &verbose, NULL,
 		    "also print each host's values (secrets masked)", 0, 0 },
+		/* --shard and --shards: cmd_shard_options() fills them. */
+		ENVCTL_OPT_END_ENTRY, ENVCTL_OPT_END_ENTRY,
 		ENVCTL_OPT_END_ENTRY
 	};
 	struct context ctx = { 0 };
@@ -81,9 +84,14 @@ cmd_check(int argc, char **argv)
 	char **operands = xcalloc((size_t)argc, sizeof(char *));
 	int n, code = ENVCTL_EXIT_FAIL, problems, warnings;
 
+	cmd_shard_options(opts + 4, &shard, &shards);
 	if (!cmd_parse(usage, opts, argc, argv, operands, &n, 1, 1, &code))
 		goto out;
-	context_load(&ctx, operands[0], playbook, limit, &err);
+	if ((code = cmd_shard(&ctx, shard, shards)) != ENVCTL_EXIT_OK)
+		goto out;
+	code = ENVCTL_EXIT_FAIL;
+	if (context_load(&ctx, operands[0], playbook, limit, &err) == 0)
+		(void)cmd_shard(&ctx, shard, shards);
 	if (ctx.pb != NULL && ctx.nselected > 0)
 		check_hosts(&ctx, verbose, &err, &warn);
 	/* Warnings first: what NCCL misreads, grouped across hosts. */

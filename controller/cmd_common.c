@@ -14,6 +14,7 @@
 #include "controller/opts.h"
 #include "controller/output.h"
 #include "controller/rollout.h"
+#include "controller/shard.h"
 
 int
 cmd_parse(const char *const *usage, const struct opt *opts, int argc,
@@ -132,6 +133,37 @@ cmd_fleet_options(struct opt *opts, struct fleet_args *a)
 	a->timeout = ENVCTL_DEFAULT_TIMEOUT;
 	a->color = "auto";
 	memcpy(opts, o, sizeof(o));
+	/* Last, after the ones above: kept apart so that both lists grow. */
+	cmd_shard_options(opts + ENVCTL_FLEET_NOPTS - ENVCTL_SHARD_NOPTS,
+	    &a->shard, &a->shards);
+}
+
+void
+cmd_shard_options(struct opt *opts, const char **spec, int *shards)
+{
+	opts[0] = (struct opt){ 0, "shard", ENVCTL_OPT_STRING, spec, "K/N",
+	    "only shard K (0..N-1) of N of the hosts, by a stable hash of "
+	    "their names; auto: from Slurm's or Kubernetes' task index", 0,
+	    0 };
+	opts[1] = (struct opt){ 0, "shards", ENVCTL_OPT_INT, shards, "N",
+	    "with --shard auto in a Kubernetes Indexed Job: its completions",
+	    1, ENVCTL_SHARD_MAX };
+}
+
+int
+cmd_shard(struct context *ctx, const char *spec, int shards)
+{
+	struct err err = ENVCTL_ERR_INIT;
+
+	if (shard_resolve(&ctx->shard, spec, shards, &err) != 0) {
+		out_note("envctl: %s\n", err.msg);
+		err_release(&err);
+		return ENVCTL_EXIT_USAGE;
+	}
+	if (ctx->inv != NULL && ctx->selected != NULL)
+		shard_select(&ctx->shard, ctx->inv, ctx->selected,
+		    &ctx->nselected);
+	return ENVCTL_EXIT_OK;
 }
 
 int
@@ -159,8 +191,11 @@ cmd_load(struct context *ctx, const char *inventory,
 {
 	struct err err = ENVCTL_ERR_INIT;
 
+	/* A bad --shard is a usage error, found before anything is read. */
+	if (cmd_shard(ctx, a->shard, a->shards) != ENVCTL_EXIT_OK)
+		return ENVCTL_EXIT_USAGE;
 	if (context_load(ctx, inventory, a->playbook, a->limit, &err) == 0)
-		return ENVCTL_EXIT_OK;
+		return cmd_shard(ctx, a->shard, a->shards);
 	out_errors_grouped(&err);
 	err_release(&err);
 	return ENVCTL_EXIT_FAIL;

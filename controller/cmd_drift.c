@@ -5,6 +5,7 @@
  * run lock so that overlapping cron runs never pile up.
  */
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "common/buf.h"
@@ -42,6 +43,7 @@ static int
 write_files(const struct engine *e, const char *report, const char *metrics,
     double started, double t0, struct err *err)
 {
+	char shard[ENVCTL_SHARD_LABEL];
 	struct buf b = ENVCTL_BUF_INIT;
 	struct err e2 = ENVCTL_ERR_INIT;
 	json_t *doc;
@@ -57,7 +59,8 @@ write_files(const struct engine *e, const char *report, const char *metrics,
 	}
 	if (metrics != NULL) {
 		metrics_textfile(&b, e->plans, e->nplans, started,
-		    now_seconds(CLOCK_MONOTONIC) - t0);
+		    now_seconds(CLOCK_MONOTONIC) - t0,
+		    shard_label(shard, &e->ctx->shard));
 		if (atomic_write_file(metrics, b.data, b.len, 0644, &e2) != 0)
 			err_move(err, &e2);
 	}
@@ -70,6 +73,7 @@ cmd_drift(int argc, char **argv)
 {
 	struct fleet_args a;
 	const char *report = NULL, *metrics = NULL, *lock = NULL;
+	char *deflock = NULL, *shardlock = NULL;
 	struct opt opts[ENVCTL_FLEET_NOPTS + ENVCTL_ROLLOUT_NOPTS + 6];
 	struct rollout_args ra;
 	struct rollout_spec rs;
@@ -127,6 +131,19 @@ cmd_drift(int argc, char **argv)
 	p.ro.quiet = a.quiet;
 	p.ro.show_diff = 1;
 	p.verbose = a.verbose;
+	/*
+	 * Shards may run side by side on one machine: by default each has
+	 * a lock of its own, drift.K-of-N.lock beside drift.lock.
+	 */
+	if ((code = cmd_shard(&ctx, a.shard, a.shards)) != ENVCTL_EXIT_OK)
+		goto out;
+	if (lock == NULL && ctx.shard.count > 0 &&
+	    (deflock = runlock_default_path()) != NULL) {
+		shardlock = xasprintf("%.*s.%u-of-%u.lock",
+		    (int)(strlen(deflock) - strlen(".lock")), deflock,
+		    ctx.shard.index, ctx.shard.count);
+		lock = shardlock;
+	}
 	/* Only another drift run is "busy" (75); any other holder fails. */
 	if (runlock_acquire(&rl, lock, &err) != 0) {
 		if (!a.quiet)
@@ -152,6 +169,8 @@ out:
 	engine_release(&e);
 	context_release(&ctx);
 	err_release(&err);
+	free(deflock);
+	free(shardlock);
 	free(operands);
 	return code;
 }

@@ -13,20 +13,10 @@
 #define UNSET		"(unset)"
 #define VALUES_SHOWN	4
 
-/* One host's value of one variable in one of its groups. */
-struct obs {
-	const char	*group;
-	const char	*var;
-	const char	*want;	/* NULL: unset */
-	const char	*now;
-	int		 secret;
-	const char	*host;
-};
-
 static int
 obs_cmp(const void *a, const void *b)
 {
-	const struct obs *x = a, *y = b;
+	const struct consistency_obs *x = a, *y = b;
 	int r;
 
 	if ((r = strcmp(x->group, y->group)) != 0 ||
@@ -79,7 +69,8 @@ first_rows(const struct host_plan **out, struct host_plan *const *hps,
  * values is returned.
  */
 static size_t
-tally(struct buf *b, const struct obs *o, size_t from, size_t to, int now)
+tally(struct buf *b, const struct consistency_obs *o, size_t from,
+    size_t to, int now)
 {
 	const char **vals = xcalloc(to - from + 1, sizeof(*vals));
 	size_t *cnt = xcalloc(to - from + 1, sizeof(*cnt)), i, k, nv = 0;
@@ -113,7 +104,8 @@ tally(struct buf *b, const struct obs *o, size_t from, size_t to, int now)
 }
 
 static void
-add(struct consistency *c, const struct obs *o, int now, struct buf *b)
+add(struct consistency *c, const struct consistency_obs *o, int now,
+    struct buf *b)
 {
 	c->w = xreallocarray(c->w, c->n + 1, sizeof(*c->w));
 	c->w[c->n].group = xstrdup(o->group);
@@ -128,24 +120,18 @@ consistency_find(struct consistency *c, struct host_plan *const *hps,
     size_t n)
 {
 	const struct host_plan **rows = xcalloc(n + 1, sizeof(*rows));
-	struct obs *o = NULL;
-	struct buf b = ENVCTL_BUF_INIT;
-	size_t m, i, g, v, no = 0, ao = 0, j;
+	struct consistency_obs *o = NULL;
+	size_t m, i, g, v, no = 0, ao = 0;
 
-	memset(c, 0, sizeof(*c));
 	m = first_rows(rows, hps, n);
 	for (i = 0; i < m; i++) {
 		const struct host *h = rows[i]->host;
 
 		for (g = 0; g < host_ngroups(h); g++) {
-			if (strcmp(host_group(h, g), "ungrouped") == 0)
-				continue;
 			for (v = 0; v < rows[i]->neffects; v++) {
 				const struct var_effect *e =
 				    &rows[i]->effects[v];
 
-				if (!is_nccl(e->name))
-					continue;
 				ENVCTL_GROW(o, no + 1, ao);
 				o[no].group = host_group(h, g);
 				o[no].var = e->name;
@@ -157,6 +143,24 @@ consistency_find(struct consistency *c, struct host_plan *const *hps,
 			}
 		}
 	}
+	consistency_find_obs(c, o, no);
+	free(o);
+	free(rows);
+}
+
+void
+consistency_find_obs(struct consistency *c, struct consistency_obs *o,
+    size_t no)
+{
+	struct buf b = ENVCTL_BUF_INIT;
+	size_t i, j, k = 0;
+
+	memset(c, 0, sizeof(*c));
+	/* Only NCCL's variables, in the groups that name a set of hosts. */
+	for (i = 0; i < no; i++)
+		if (is_nccl(o[i].var) && strcmp(o[i].group, "ungrouped") != 0)
+			o[k++] = o[i];
+	no = k;
 	if (no > 1)
 		qsort(o, no, sizeof(*o), obs_cmp);
 	for (i = 0; i < no; i = j) {
@@ -179,8 +183,6 @@ consistency_find(struct consistency *c, struct host_plan *const *hps,
 		}
 	}
 	buf_release(&b);
-	free(o);
-	free(rows);
 }
 
 void

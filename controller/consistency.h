@@ -26,6 +26,16 @@ struct consistency_warning {
 	char	*text;		/* "gpu-a100: NCCL_ALGO Ring on 6 hosts, ..." */
 };
 
+/* One host's value of one variable in one of its groups. */
+struct consistency_obs {
+	const char	*group;
+	const char	*var;
+	const char	*want;		/* NULL: unset */
+	const char	*now;
+	int		 secret;
+	const char	*host;
+};
+
 struct consistency {
 	struct consistency_warning *w;
 	size_t	 n;
@@ -34,6 +44,12 @@ struct consistency {
 /* Fills c from the n rows in hps. */
 void	consistency_find(struct consistency *c, struct host_plan *const *hps,
 	    size_t n);
+/*
+ * Fills c from n observations (of every group and variable: others are
+ * left out here), reordering o; for `report merge`, which has no plans.
+ */
+void	consistency_find_obs(struct consistency *c,
+	    struct consistency_obs *o, size_t n);
 /* "warning: TEXT" lines. */
 void	consistency_text(struct buf *out, const struct consistency *c);
 /* [{"group","variable","kind":"desired|now","text"}]; a new reference. */

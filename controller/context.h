@@ -12,6 +12,8 @@
 
 #include <stddef.h>
 
+#include "controller/shard.h"
+
 struct err;
 struct inventory;
 struct playbook;
@@ -23,6 +25,8 @@ struct context {
 	struct playbook	*pb;		/* NULL when it failed to load */
 	unsigned char	*selected;	/* one flag per inventory host */
 	size_t		 nselected;
+	struct shard	 shard;		/* --shard, applied to selected by
+					   cmd_shard() */
 };
 
 /*

@@ -564,6 +564,7 @@ discover_fleet(const struct engine_policy *p, const struct context *ctx)
 		doc = report_envelope("facts", p->inventory, ctx->pb, &counts,
 		    hosts);
 		json_object_set_new(doc, "discover", json_true());
+		report_envelope_shard(doc, ctx->inv, ctx->pb, &ctx->shard);
 		out_json(doc);
 	}
 	for (i = 0; i < n; i++)

@@ -674,6 +674,7 @@ engine_json(const struct engine *e)
 	if (e->p->rollout != NULL)
 		json_object_set_new(doc, "rollout",
 		    rollout_json(e->p->rollout, &e->run));
+	report_envelope_shard(doc, e->ctx->inv, e->ctx->pb, &e->ctx->shard);
 	return doc;
 }
 

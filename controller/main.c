@@ -35,6 +35,8 @@ static const struct command commands[] = {
 	    "print the desired sitecustomize.py for one host, offline" },
 	{ "inventory", cmd_inventory,
 	    "what envctl read from an inventory, as ansible-inventory" },
+	{ "report", cmd_report,
+	    "report merge: join the reports of a sharded run (--shard)" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

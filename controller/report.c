@@ -13,8 +13,10 @@
 #include "controller/gpufacts.h"
 #include "controller/inventory.h"
 #include "controller/plan.h"
+#include "controller/planfile.h"
 #include "controller/playbook.h"
 #include "controller/pylit.h"
+#include "controller/shard.h"
 
 #define C_RED	"\033[31m"
 #define C_GREEN	"\033[32m"
@@ -590,6 +592,46 @@ report_envelope(const char *command, const char *inventory,
 	    "failed", (json_int_t)c->failed,
 	    "unreachable", (json_int_t)c->unreachable,
 	    "skipped", (json_int_t)c->skipped, "hosts", hosts);
+}
+
+void
+report_envelope_shard(json_t *doc, const struct inventory *inv,
+    const struct playbook *pb, const struct shard *s)
+{
+	struct err err = ENVCTL_ERR_INIT;
+	char hex[ENVCTL_SHA256_HEX];
+	const struct host *h;
+	json_t *hosts, *o, *groups;
+	size_t i, g;
+
+	json_object_set_new(doc, "inventory_sha256",
+	    json_string(inventory_digest(inv)));
+	o = json_object_get(doc, "playbook");
+	if (planfile_playbook_digest(hex, pb, &err) == 0)
+		json_object_set_new(o, "sha256", json_string(hex));
+	else
+		json_object_set_new(o, "sha256", json_null());
+	err_release(&err);
+	json_object_set_new(doc, "shard", s->count == 0 ? json_null() :
+	    json_pack("{s:i, s:i}", "index", (int)s->index, "count",
+	    (int)s->count));
+	hosts = json_object_get(doc, "hosts");
+	json_array_foreach(hosts, i, o) {
+		h = inventory_find(inv, json_string_value(json_object_get(o,
+		    "name")));
+		if (h == NULL) {
+			json_object_set_new(o, "inventory_index", json_null());
+			json_object_set_new(o, "groups", json_array());
+			continue;
+		}
+		groups = json_array();
+		for (g = 0; g < host_ngroups(h); g++)
+			json_array_append_new(groups,
+			    json_string(host_group(h, g)));
+		json_object_set_new(o, "inventory_index",
+		    json_integer((json_int_t)h->index));
+		json_object_set_new(o, "groups", groups);
+	}
 }
 
 json_t *

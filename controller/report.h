@@ -19,7 +19,9 @@ struct buf;
 struct err;
 struct host_plan;
 struct host_state;
+struct inventory;
 struct playbook;
+struct shard;
 
 #define ENVCTL_MASK	"********"
 
@@ -60,6 +62,14 @@ json_t	*report_err_json(const struct err *err);
 json_t	*report_envelope(const char *command, const char *inventory,
 	    const struct playbook *pb, const struct plan_counts *c,
 	    json_t *hosts);
+/*
+ * Adds what lets `envctl report merge` join the envelopes of a sharded run
+ * (repmerge.h): inventory_sha256, playbook.sha256 (null when the file
+ * cannot be read again), shard ({index, count}, null when not sharded),
+ * and to each host its inventory_index and groups (by its name in inv).
+ */
+void	report_envelope_shard(json_t *doc, const struct inventory *inv,
+	    const struct playbook *pb, const struct shard *s);
 /*
  * One host of apply --json: name, outcome, backup, restored, warning,
  * error; ar NULL for a host not changed (err: why it failed when read).

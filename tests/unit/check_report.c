@@ -313,7 +313,7 @@ START_TEST(test_metrics)
 	struct buf b = ENVCTL_BUF_INIT;
 
 	fixture_init(&fx);
-	metrics_textfile(&b, fx.e.plans, fx.e.nplans, STARTED, 1.5);
+	metrics_textfile(&b, fx.e.plans, fx.e.nplans, STARTED, 1.5, NULL);
 	golden("metrics.prom", &b);
 	buf_release(&b);
 	fixture_release(&fx);
