@@ -156,6 +156,17 @@ START_TEST(test_smi_query)
 	assert_null(json_array_get(o, 0), "memory_mib");
 	ck_assert_int_eq(jint(json_array_get(o, 1), "memory_mib"), 183359);
 	json_decref(o);
+	/* A name longer than 31 bytes, as Blackwell's are. */
+	o = parsed(gpufacts_smi_query, "rtxpro6000-pcie/query.csv");
+	ck_assert_str_eq(jstr(json_array_get(o, 0), "name"),
+	    "NVIDIA RTX PRO 6000 Blackwell Workstation Edition");
+	ck_assert_str_eq(jstr(json_array_get(o, 0), "compute_cap"), "12.0");
+	ck_assert_int_eq(jint(json_array_get(o, 0), "memory_mib"), 97887);
+	json_decref(o);
+	o = parsed(gpufacts_smi_header, "rtxpro6000-pcie/nvidia-smi");
+	ck_assert_str_eq(jstr(o, "driver"), "580.105.08");
+	ck_assert_str_eq(jstr(o, "cuda"), "13.0");
+	json_decref(o);
 	fails(gpufacts_smi_query, "0, NVIDIA H100, 9.0, 00000000:04:00.0\n",
 	    "nvidia-smi --query-gpu: line 1 is not 'index, name, "
 	    "compute_cap, pci.bus_id, memory.total'");
