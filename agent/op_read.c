@@ -8,6 +8,7 @@
 
 #include "account.h"
 #include "common/buf.h"
+#include "common/deadline.h"
 #include "common/err.h"
 #include "common/proto.h"
 #include "common/xmalloc.h"
@@ -164,12 +165,13 @@ probe_json(const struct probe *p, int shadowed)
 }
 
 /*
- * The checks' answers.  The CUDA kinds run programs: they get the read's
- * timeout_ms of their own, from when the probe is done.
+ * The checks' answers.  The CUDA kinds run programs, within what is left
+ * of the read's timeout_ms (started at start): the controller waits no
+ * longer.
  */
 static json_t *
 checks_json(const struct read_req *rq, struct policy *pol,
-    const struct agent_ctx *ctx)
+    const struct agent_ctx *ctx, long long start)
 {
 	json_t *a = json_array(), *c, *res;
 	const char *reason, *kind, *path;
@@ -178,7 +180,8 @@ checks_json(const struct read_req *rq, struct policy *pol,
 	size_t i;
 	int ok;
 
-	gpuhost_init(&g, ctx, pol, rq->timeout_ms);
+	gpuhost_init(&g, ctx, pol, deadline_left_ms(start + rq->timeout_ms,
+	    deadline_now_ms()));
 	cudacheck_init(&cc, &g);
 	json_array_foreach(rq->checks, i, c) {
 		kind = json_string_value(json_object_get(c, "kind"));
@@ -215,6 +218,7 @@ op_read(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
 	struct target t;
 	const char *source = "explicit";
 	char *path = NULL;
+	long long start = deadline_now_ms();
 	int r, ran = 0;
 
 	memset(&p, 0, sizeof(p));
@@ -257,7 +261,7 @@ op_read(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
 	json_object_set_new(reply, "probe",
 	    probe_json(&p, is_shadowed(&rq, &p, &t)));
 	json_object_set_new(reply, "checks", rq.checks != NULL ?
-	    checks_json(&rq, &pol, ctx) : json_array());
+	    checks_json(&rq, &pol, ctx, start) : json_array());
 out:
 	/* Failures after the interpreter ran keep what it said. */
 	if (r != 0 && ran && (p.errtext.len > 0 || p.exit != 0))

@@ -480,7 +480,8 @@ START_TEST(test_agent_planted)
 	gpufacts_text(&text, gf, "  ");
 	ck_assert_msg(strstr(text.data, "  gpu: driver 565.57.01 (open "
 	    "module), supports CUDA 12.2, 1 GPU\n    GPU0: NVIDIA H100 80GB "
-	    "HBM3, compute capability 9.0, 00000000:04:00.0, 81559 MiB\n"
+	    "HBM3, compute capability 9.0 (sm_90), 00000000:04:00.0, 81559 "
+	    "MiB\n"
 	    "    topology: NVLink yes, worst PCIe path none\n") != NULL,
 	    "%s", text.data);
 	buf_release(&text);
