@@ -165,13 +165,13 @@ probe_json(const struct probe *p, int shadowed)
 }
 
 /*
- * The checks' answers.  The CUDA kinds run programs, within what is left
- * of the read's timeout_ms (started at start): the controller waits no
- * longer.
+ * The checks' answers.  The CUDA kinds run programs: they run before the
+ * probe, in at most half of the read's timeout_ms, so that neither a
+ * hanging sitecustomize nor a hanging ptxas leaves the other no time.
  */
 static json_t *
 checks_json(const struct read_req *rq, struct policy *pol,
-    const struct agent_ctx *ctx, long long start)
+    const struct agent_ctx *ctx, int *ran)
 {
 	json_t *a = json_array(), *c, *res;
 	const char *reason, *kind, *path;
@@ -180,8 +180,7 @@ checks_json(const struct read_req *rq, struct policy *pol,
 	size_t i;
 	int ok;
 
-	gpuhost_init(&g, ctx, pol, deadline_left_ms(start + rq->timeout_ms,
-	    deadline_now_ms()));
+	gpuhost_init(&g, ctx, pol, rq->timeout_ms / 2);
 	cudacheck_init(&cc, &g);
 	json_array_foreach(rq->checks, i, c) {
 		kind = json_string_value(json_object_get(c, "kind"));
@@ -203,6 +202,7 @@ checks_json(const struct read_req *rq, struct policy *pol,
 			json_object_set_new(res, "reason", proto_text_or_null(reason));
 		json_array_append_new(a, res);
 	}
+	*ran = cc.asked;
 	cudacheck_release(&cc);
 	return a;
 }
@@ -219,7 +219,8 @@ op_read(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
 	const char *source = "explicit";
 	char *path = NULL;
 	long long start = deadline_now_ms();
-	int r, ran = 0;
+	json_t *checks = NULL;
+	int r, ran = 0, left;
 
 	memset(&p, 0, sizeof(p));
 	buf_init(&p.errtext, 0);
@@ -229,11 +230,19 @@ op_read(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
 	    (r = policy_open(&pol, err)) != 0 ||
 	    (r = policy_interpreter(&pol, &rq.interp, err)) != 0)
 		goto out;
+	checks = rq.checks != NULL ? checks_json(&rq, &pol, ctx, &ran) :
+	    json_array();
+	/* The probe has what CUDA checks left: the controller waits no more. */
+	left = rq.timeout_ms;
+	if (ran && (left = deadline_left_ms(start + rq.timeout_ms,
+	    deadline_now_ms())) < 1)
+		left = 1;
+	ran = 0;
 	memset(&pa, 0, sizeof(pa));
 	pa.interp = rq.interp;
 	pa.names = rq.names;
 	pa.nnames = rq.nnames;
-	pa.timeout_ms = rq.timeout_ms;
+	pa.timeout_ms = left;
 	pa.stop = ctx->stop;
 	pa.waitmask = ctx->waitmask;
 	pa.cache = ctx->cache;
@@ -260,14 +269,15 @@ op_read(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
 	json_object_set_new(reply, "target", target_json(&t, path, source));
 	json_object_set_new(reply, "probe",
 	    probe_json(&p, is_shadowed(&rq, &p, &t)));
-	json_object_set_new(reply, "checks", rq.checks != NULL ?
-	    checks_json(&rq, &pol, ctx, start) : json_array());
+	json_object_set_new(reply, "checks", checks);
+	checks = NULL;
 out:
 	/* Failures after the interpreter ran keep what it said. */
 	if (r != 0 && ran && (p.errtext.len > 0 || p.exit != 0))
 		json_object_set_new(reply, "detail", json_pack("{s:i,s:o,s:b}",
 		    "exit", p.exit, "stderr", proto_text(p.errtext.data,
 		    p.errtext.len), "truncated", p.truncated));
+	json_decref(checks);
 	free(path);
 	free(rq.names);
 	policy_release(&pol);
