@@ -4,7 +4,8 @@
  * A check asks whether a path is a directory ("dir"), a regular file
  * ("file") or a regular file the agent's effective user may execute
  * ("executable"), following symlinks as a program using the value would.
- * A failed check is an answer with a reason, not an error.
+ * A failed check is an answer with a reason, not an error.  The CUDA
+ * kinds ("cuda-toolkit", "ptxas") run programs: cudacheck.h has them.
  */
 #ifndef ENVCTL_AGENT_FSCHECK_H
 #define ENVCTL_AGENT_FSCHECK_H

@@ -217,8 +217,11 @@ gpufacts_smi_query(json_t **out, const char *s, size_t len,
 			goto bad;
 		if ((n = csv_fields(line, le, f, fl, 5)) != 5)
 			goto bad;
+		/* Names run long: "NVIDIA RTX PRO 6000 Blackwell Workstation
+		 * Edition" is 50 bytes; only index and memory go through buf. */
 		for (i = 0; i < 5; i++)
-			if (fl[i] == 0 || fl[i] >= sizeof(buf))
+			if (fl[i] == 0 || fl[i] > 256 || ((i == 0 || i == 4) &&
+			    fl[i] >= sizeof(buf)))
 				goto bad;
 		memcpy(buf, f[0], fl[0]);
 		buf[fl[0]] = '\0';

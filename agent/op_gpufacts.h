@@ -19,17 +19,8 @@
 struct agent_ctx;
 struct err;
 
-#define ENVCTL_GPUFACTS_RUN_MS		10000	/* one program run, at most */
 #define ENVCTL_GPUFACTS_MAX_INTERP	16
-#define ENVCTL_GPUFACTS_OUT_KEEP	(256u * 1024)	/* a program's stdout */
 #define ENVCTL_GPUFACTS_LIB_MAX		(1024ul * 1024 * 1024)	/* libnccl */
-/* The places nvidia-smi is looked for, in order; never $PATH. */
-#define ENVCTL_GPUFACTS_SMI \
-	"/usr/bin/nvidia-smi", "/usr/local/nvidia/bin/nvidia-smi", \
-	"/usr/local/bin/nvidia-smi"
-#define ENVCTL_GPUFACTS_DRIVER	"/proc/driver/nvidia/version"
-#define ENVCTL_GPUFACTS_CMDLINE	"/proc/cmdline"
-#define ENVCTL_GPUFACTS_CUDA	"/usr/local/cuda"
 
 /*
  * {"op":"gpufacts","facts":["gpu","cuda","nccl","triton"],

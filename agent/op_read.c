@@ -8,10 +8,13 @@
 
 #include "account.h"
 #include "common/buf.h"
+#include "common/deadline.h"
 #include "common/err.h"
 #include "common/proto.h"
 #include "common/xmalloc.h"
+#include "cudacheck.h"
 #include "fscheck.h"
+#include "gpuhost.h"
 #include "ops.h"
 #include "policy.h"
 #include "probe.h"
@@ -32,7 +35,7 @@ struct read_req {
 static int
 parse_checks(struct read_req *rq, const json_t *v, struct err *err)
 {
-	const json_t *c, *name, *kind, *path;
+	const json_t *c, *name, *kind, *path, *major;
 	size_t i;
 
 	if (v == NULL || json_is_null(v))
@@ -49,10 +52,19 @@ parse_checks(struct read_req *rq, const json_t *v, struct err *err)
 			return err_set(err, ENVCTL_EINVALID,
 			    "read: checks[%zu] must have string 'name', "
 			    "'kind' and 'path'", i);
-		if (!fscheck_kind_valid(json_string_value(kind)))
+		if (!fscheck_kind_valid(json_string_value(kind)) &&
+		    !cudacheck_kind_valid(json_string_value(kind)))
 			return err_set(err, ENVCTL_EINVALID,
-			    "read: checks[%zu]: unknown kind '%s' (dir, file "
-			    "or executable)", i, json_string_value(kind));
+			    "read: checks[%zu]: unknown kind '%s' (dir, file, "
+			    "executable, cuda-toolkit or ptxas)", i,
+			    json_string_value(kind));
+		major = json_object_get(c, "cuda_major");
+		if (major != NULL && !json_is_null(major) &&
+		    (!json_is_integer(major) || json_integer_value(major) < 1 ||
+		    json_integer_value(major) > 99))
+			return err_set(err, ENVCTL_EINVALID,
+			    "read: checks[%zu]: 'cuda_major' must be an "
+			    "integer from 1 to 99", i);
 	}
 	rq->checks = v;
 	return 0;
@@ -152,27 +164,46 @@ probe_json(const struct probe *p, int shadowed)
 	return o;
 }
 
+/*
+ * The checks' answers.  The CUDA kinds run programs: they run before the
+ * probe, in at most half of the read's timeout_ms, so that neither a
+ * hanging sitecustomize nor a hanging ptxas leaves the other no time.
+ */
 static json_t *
-checks_json(const json_t *checks)
+checks_json(const struct read_req *rq, struct policy *pol,
+    const struct agent_ctx *ctx, int *ran)
 {
 	json_t *a = json_array(), *c, *res;
 	const char *reason, *kind, *path;
+	struct gpuhost g;
+	struct cudacheck cc;
 	size_t i;
 	int ok;
 
-	json_array_foreach(checks, i, c) {
+	gpuhost_init(&g, ctx, pol, rq->timeout_ms / 2);
+	cudacheck_init(&cc, &g);
+	json_array_foreach(rq->checks, i, c) {
 		kind = json_string_value(json_object_get(c, "kind"));
 		path = json_string_value(json_object_get(c, "path"));
-		ok = fscheck_run(kind, path, &reason);
 		res = json_object();
 		json_object_set(res, "name", json_object_get(c, "name"));
 		json_object_set_new(res, "kind", json_string(kind));
 		json_object_set(res, "path", json_object_get(c, "path"));
+		if (cudacheck_kind_valid(kind)) {
+			cudacheck_run(&cc, res, kind, path, (int)
+			    json_integer_value(json_object_get(c,
+			    "cuda_major")));
+			json_array_append_new(a, res);
+			continue;
+		}
+		ok = fscheck_run(kind, path, &reason);
 		json_object_set_new(res, "ok", json_boolean(ok));
 		if (!ok)
 			json_object_set_new(res, "reason", proto_text_or_null(reason));
 		json_array_append_new(a, res);
 	}
+	*ran = cc.asked;
+	cudacheck_release(&cc);
 	return a;
 }
 
@@ -187,7 +218,9 @@ op_read(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
 	struct target t;
 	const char *source = "explicit";
 	char *path = NULL;
-	int r, ran = 0;
+	long long start = deadline_now_ms();
+	json_t *checks = NULL;
+	int r, ran = 0, left;
 
 	memset(&p, 0, sizeof(p));
 	buf_init(&p.errtext, 0);
@@ -197,11 +230,19 @@ op_read(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
 	    (r = policy_open(&pol, err)) != 0 ||
 	    (r = policy_interpreter(&pol, &rq.interp, err)) != 0)
 		goto out;
+	checks = rq.checks != NULL ? checks_json(&rq, &pol, ctx, &ran) :
+	    json_array();
+	/* The probe has what CUDA checks left: the controller waits no more. */
+	left = rq.timeout_ms;
+	if (ran && (left = deadline_left_ms(start + rq.timeout_ms,
+	    deadline_now_ms())) < 1)
+		left = 1;
+	ran = 0;
 	memset(&pa, 0, sizeof(pa));
 	pa.interp = rq.interp;
 	pa.names = rq.names;
 	pa.nnames = rq.nnames;
-	pa.timeout_ms = rq.timeout_ms;
+	pa.timeout_ms = left;
 	pa.stop = ctx->stop;
 	pa.waitmask = ctx->waitmask;
 	pa.cache = ctx->cache;
@@ -228,14 +269,15 @@ op_read(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
 	json_object_set_new(reply, "target", target_json(&t, path, source));
 	json_object_set_new(reply, "probe",
 	    probe_json(&p, is_shadowed(&rq, &p, &t)));
-	json_object_set_new(reply, "checks", rq.checks != NULL ?
-	    checks_json(rq.checks) : json_array());
+	json_object_set_new(reply, "checks", checks);
+	checks = NULL;
 out:
 	/* Failures after the interpreter ran keep what it said. */
 	if (r != 0 && ran && (p.errtext.len > 0 || p.exit != 0))
 		json_object_set_new(reply, "detail", json_pack("{s:i,s:o,s:b}",
 		    "exit", p.exit, "stderr", proto_text(p.errtext.data,
 		    p.errtext.len), "truncated", p.truncated));
+	json_decref(checks);
 	free(path);
 	free(rq.names);
 	policy_release(&pol);

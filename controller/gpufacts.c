@@ -383,6 +383,7 @@ gpu_text(struct buf *out, struct vis *v, const json_t *gpu,
 	    *args, *x;
 	const char *s, *k;
 	size_t i, n = json_array_size(gpus);
+	int maj, min;
 
 	s = sget(gpu, "driver", "version", NULL);
 	buf_addf(out, "%sgpu: ", ind);
@@ -402,11 +403,16 @@ gpu_text(struct buf *out, struct vis *v, const json_t *gpu,
 	}
 	json_array_foreach(gpus, i, g) {
 		s = sget(g, "compute_cap", NULL, NULL);
-		buf_addf(out, "%s  GPU%d: %s, compute capability %s, %s",
+		buf_addf(out, "%s  GPU%d: %s, compute capability %s",
 		    ind, (int)json_integer_value(json_object_get(g, "index")),
 		    vis_str(v, sget(g, "name", NULL, NULL)),
-		    s != NULL ? vis_str(v, s) : "unknown",
-		    vis_str(v, sget(g, "bus_id", NULL, NULL)));
+		    s != NULL ? vis_str(v, s) : "unknown");
+		/* Triton's and nvcc's name for it: 12.0 is sm_120. */
+		if (s != NULL && sscanf(s, "%d.%d", &maj, &min) == 2 &&
+		    maj >= 0 && maj < 100 && min >= 0 && min < 10)
+			buf_addf(out, " (sm_%d)", maj * 10 + min);
+		buf_addf(out, ", %s", vis_str(v, sget(g, "bus_id", NULL,
+		    NULL)));
 		x = json_object_get(g, "memory_mib");
 		if (json_is_integer(x))
 			buf_addf(out, ", %" JSON_INTEGER_FORMAT " MiB",

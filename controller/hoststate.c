@@ -17,7 +17,7 @@ json_t *
 hoststate_request(const struct playbook *pb, const char *interp,
     const struct desired *d, json_int_t id, int timeout_ms)
 {
-	json_t *req, *vars, *checks;
+	json_t *req, *vars, *checks, *c;
 	size_t i;
 
 	vars = json_array();
@@ -27,10 +27,16 @@ hoststate_request(const struct playbook *pb, const char *interp,
 		if (d->vars[i].check == ENVCTL_CHECK_NONE ||
 		    d->vars[i].value == NULL)
 			continue;
-		json_array_append_new(checks, json_pack("{s:s, s:s, s:s}",
-		    "name", d->vars[i].name,
+		c = json_pack("{s:s, s:s, s:s}", "name", d->vars[i].name,
 		    "kind", playbook_check_name(d->vars[i].check),
-		    "path", d->vars[i].value));
+		    "path", d->vars[i].value);
+		/* Only the CUDA kinds want a version; older agents see none. */
+		if ((d->vars[i].check == ENVCTL_CHECK_CUDA_TOOLKIT ||
+		    d->vars[i].check == ENVCTL_CHECK_PTXAS) &&
+		    pb->cuda_major > 0)
+			json_object_set_new(c, "cuda_major",
+			    json_integer(pb->cuda_major));
+		json_array_append_new(checks, c);
 	}
 	req = json_pack("{s:s, s:I, s:s, s:o, s:o, s:i}", "op", "read",
 	    "id", id, "interpreter", interp, "vars", vars, "checks", checks,
@@ -192,6 +198,8 @@ parse_checks(struct host_state *st, const json_t *checks, struct err *err)
 		k->path = str(c, "path", 1, "checks[]", err);
 		k->ok = json_is_true(json_object_get(c, "ok"));
 		k->reason = str(c, "reason", 0, "checks[]", err);
+		k->version = str(c, "version", 0, "checks[]", err);
+		k->driver_cuda = str(c, "driver_cuda", 0, "checks[]", err);
 	}
 }
 
@@ -330,6 +338,8 @@ hoststate_release(struct host_state *st)
 		free(st->checks[i].kind);
 		free(st->checks[i].path);
 		free(st->checks[i].reason);
+		free(st->checks[i].version);
+		free(st->checks[i].driver_cuda);
 	}
 	free(st->checks);
 	for (i = 0; i < st->nalso; i++)

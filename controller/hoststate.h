@@ -32,7 +32,11 @@ struct hs_check {
 	char		*kind;
 	char		*path;
 	int		 ok;
-	char		*reason;	/* NULL when ok */
+	char		*reason;	/* why it failed; NULL when ok, but
+					   for cuda-toolkit / ptxas why the
+					   driver was not checked */
+	char		*version;	/* cuda-toolkit, ptxas: "13.0" */
+	char		*driver_cuda;	/* the driver's CUDA, or NULL */
 };
 
 /* A further interpreter that imports the same file, and its effect. */

@@ -20,7 +20,7 @@
 
 static const char *const top_keys[] = { "name", "description",
 	"interpreter", "interpreters", "services", "processes", "facts",
-	"path", "mode", "template", "policy", "env", "defaults",
+	"cuda", "path", "mode", "template", "policy", "env", "defaults",
 	"backup", "create", NULL };
 static const char *const env_keys[] = { "value", "check", "secret",
 	"comment", "rule", NULL };
@@ -330,7 +330,7 @@ static void
 load_env(struct loadctx *c, const struct ynode *env)
 {
 	static const char *const checks[] = { "none", "dir", "file",
-		"executable", NULL };
+		"executable", "cuda-toolkit", "ptxas", NULL };
 	struct playbook *pb = c->pb;
 	struct playbook_env *e;
 	const struct ynode *k, *v, *val;
@@ -395,6 +395,27 @@ load_env(struct loadctx *c, const struct ynode *env)
 		e->value = val;
 		pb->nenv++;
 	}
+}
+
+/*
+ * cuda: the CUDA major version the cuda-toolkit and ptxas checks want,
+ * "13" or 13; a minor ("13.0") is refused, as the checks compare majors.
+ */
+static void
+load_cuda(struct loadctx *c, const struct ynode *root)
+{
+	const struct ynode *n = want(c, root, "cuda", ENVCTL_YSCALAR);
+
+	if (n == NULL)
+		return;
+	/* Quoted or not: YAML reads an unquoted 13 as an integer. */
+	if (n->len == 0 || n->len > 2 || strspn(n->str, "0123456789") !=
+	    n->len || n->str[0] == '0') {
+		bad(c, ENVCTL_EINVALID, n, "'cuda' must be a CUDA major "
+		    "version such as \"13\", not '%s'", n->str);
+		return;
+	}
+	c->pb->cuda_major = (int)strtol(n->str, NULL, 10);
 }
 
 static void
@@ -579,6 +600,7 @@ playbook_load(struct playbook **out, const char *path, struct err *err)
 	get_list(&c, root, "processes", ENVCTL_PLAYBOOK_MAX_PATTERNS,
 	    &pb->processes, &pb->nprocesses);
 	load_facts(&c, root);
+	load_cuda(&c, root);
 	if (pb->ninterpreters > 0 && ymap_get(root, "interpreter") != NULL)
 		bad(&c, ENVCTL_EINVALID, ymap_get(root, "interpreters"),
 		    "give 'interpreter' or 'interpreters', not both");
@@ -679,6 +701,10 @@ playbook_check_name(enum playbook_check c)
 		return "file";
 	case ENVCTL_CHECK_EXECUTABLE:
 		return "executable";
+	case ENVCTL_CHECK_CUDA_TOOLKIT:
+		return "cuda-toolkit";
+	case ENVCTL_CHECK_PTXAS:
+		return "ptxas";
 	case ENVCTL_CHECK_NONE:
 		break;
 	}

@@ -32,6 +32,8 @@ enum playbook_check {
 	ENVCTL_CHECK_DIR,
 	ENVCTL_CHECK_FILE,
 	ENVCTL_CHECK_EXECUTABLE,
+	ENVCTL_CHECK_CUDA_TOOLKIT,	/* a CUDA toolkit directory */
+	ENVCTL_CHECK_PTXAS,		/* a ptxas that tells its release */
 };
 
 struct playbook_env {
@@ -58,6 +60,7 @@ struct playbook {
 					   torch.distributed */
 	size_t		 nprocesses;
 	unsigned	 facts;		/* facts: ENVCTL_GPUFACTS_* mask */
+	int		 cuda_major;	/* cuda: "13", or 0 (any) */
 	char		*target;	/* NULL: ask the interpreter ("auto") */
 	enum playbook_mode mode;
 	enum render_policy policy;
@@ -110,7 +113,7 @@ int	playbook_find(char **out, const char *name, const char *base_dir,
 const char *const *playbook_interpreters(const struct playbook *pb,
 	    const struct host *h, size_t *n);
 
-/* "dir", "file", "executable" or "none". */
+/* "dir", "file", "executable", "cuda-toolkit", "ptxas" or "none". */
 const char *playbook_check_name(enum playbook_check c);
 
 #endif

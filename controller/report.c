@@ -958,10 +958,12 @@ report_plan_json(const struct host_plan *hp)
 	checks = json_array();
 	for (i = 0; i < st->nchecks; i++)
 		json_array_append_new(checks, json_pack("{s:s, s:s, s:s, s:b, "
-		    "s:o}", "name", st->checks[i].name, "kind",
+		    "s:o, s:o, s:o}", "name", st->checks[i].name, "kind",
 		    st->checks[i].kind, "path", st->checks[i].path, "ok",
 		    st->checks[i].ok, "reason",
-		    jstr_or_null(st->checks[i].reason)));
+		    jstr_or_null(st->checks[i].reason), "version",
+		    jstr_or_null(st->checks[i].version), "driver_cuda",
+		    jstr_or_null(st->checks[i].driver_cuda)));
 	json_object_set_new(h, "checks", checks);
 	json_object_set_new(h, "file_matches", json_boolean(hp->file_matches));
 	json_object_set_new(h, "in_effect", json_boolean(hp->all_in_effect));

@@ -6,6 +6,8 @@
 # summary, the hosts' CUDA layout must say it is a placeholder (not pass on
 # this machine's toolkit), and scripts/demo stop, run in that namespace,
 # must end every process the demo started, by PID, and nothing else.
+# The placeholder is no toolkit: the default playbook's cuda-toolkit and
+# ptxas checks fail every host, and the plan says why, with each diff.
 
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -39,8 +41,9 @@ echo $? >"$OUT/start.rc"
 cp "$DEMO/pids" "$OUT/pids"
 while read -r name pid; do
 	stat -L -c %i "/proc/$pid/ns/mnt" >>"$OUT/ns"
+	# 2>&1 on the host: ssh's stdout and stderr would race here.
 	ssh -F "$DEMO/ssh_config" "$name" 'test -d /usr/local/cuda-13.0 &&
-	    echo "dir"; /usr/local/cuda-13.0/bin/ptxas --version; echo "exit $?"' \
+	    echo "dir"; /usr/local/cuda-13.0/bin/ptxas --version 2>&1; echo "exit $?"' \
 	    </dev/null >"$OUT/cuda.$name" 2>&1
 done <"$OUT/pids"
 B=$BDIR ENVCTL_DEMO_DIR=$DEMO scripts/demo stop >"$OUT/stop" 2>&1
@@ -59,11 +62,17 @@ esac
 
 start=$(cat "$OUT/start")
 assert_eq "$(cat "$OUT/start.rc")" 0 "demo start: exit status: $start"
-assert_contains "$start" $'\n2 to change, 1 in sync\n' \
+assert_contains "$start" $'\n0 in sync, 3 failed\n' \
     "demo start: the plan's summary"
-assert_contains "$start" "gpu-01: pending" "demo start: the broken seed"
-assert_contains "$start" "gpu-03: ok" "demo start: the right file"
-assert_contains "$start" "(exit status 2:" "demo start: plan's exit status"
+for name in gpu-01 gpu-02 gpu-03; do
+	assert_contains "$start" "$name: failed: 3 checks failed: CUDA_HOME '/usr/local/cuda-13.0' is not a CUDA toolkit: " \
+	    "demo start: $name: the placeholder is no toolkit"
+done
+assert_contains "$start" "check     TRITON_PTXAS_BLACKWELL_PATH: '/usr/local/cuda-13.0/bin/ptxas' reports no release: its --version exited with status 1: ptxas: envctl demo host: no CUDA toolkit here (check: ptxas)" \
+    "demo start: the placeholder ptxas"
+assert_contains "$start" "error     sitecustomize raises at startup: TypeError" \
+    "demo start: the broken seed still shown"
+assert_contains "$start" "(exit status 1:" "demo start: plan's exit status"
 
 # Each host's CUDA 13 layout is the demo's own placeholder, and says so.
 n=0

@@ -1233,7 +1233,7 @@ START_TEST(test_checks)
 	    "name", "X", "kind", "socket", "path", "/x"));
 	reply = ask(req);
 	assert_fail(reply, "EINVALID", "read: checks[0]: unknown kind "
-	    "'socket' (dir, file or executable)");
+	    "'socket' (dir, file, executable, cuda-toolkit or ptxas)");
 	json_decref(reply);
 	json_decref(checks);
 	tu_rmtree(dir);

@@ -156,6 +156,17 @@ START_TEST(test_smi_query)
 	assert_null(json_array_get(o, 0), "memory_mib");
 	ck_assert_int_eq(jint(json_array_get(o, 1), "memory_mib"), 183359);
 	json_decref(o);
+	/* A name longer than 31 bytes, as Blackwell's are. */
+	o = parsed(gpufacts_smi_query, "rtxpro6000-pcie/query.csv");
+	ck_assert_str_eq(jstr(json_array_get(o, 0), "name"),
+	    "NVIDIA RTX PRO 6000 Blackwell Workstation Edition");
+	ck_assert_str_eq(jstr(json_array_get(o, 0), "compute_cap"), "12.0");
+	ck_assert_int_eq(jint(json_array_get(o, 0), "memory_mib"), 97887);
+	json_decref(o);
+	o = parsed(gpufacts_smi_header, "rtxpro6000-pcie/nvidia-smi");
+	ck_assert_str_eq(jstr(o, "driver"), "580.105.08");
+	ck_assert_str_eq(jstr(o, "cuda"), "13.0");
+	json_decref(o);
 	fails(gpufacts_smi_query, "0, NVIDIA H100, 9.0, 00000000:04:00.0\n",
 	    "nvidia-smi --query-gpu: line 1 is not 'index, name, "
 	    "compute_cap, pci.bus_id, memory.total'");
@@ -469,7 +480,8 @@ START_TEST(test_agent_planted)
 	gpufacts_text(&text, gf, "  ");
 	ck_assert_msg(strstr(text.data, "  gpu: driver 565.57.01 (open "
 	    "module), supports CUDA 12.2, 1 GPU\n    GPU0: NVIDIA H100 80GB "
-	    "HBM3, compute capability 9.0, 00000000:04:00.0, 81559 MiB\n"
+	    "HBM3, compute capability 9.0 (sm_90), 00000000:04:00.0, 81559 "
+	    "MiB\n"
 	    "    topology: NVLink yes, worst PCIe path none\n") != NULL,
 	    "%s", text.data);
 	buf_release(&text);
@@ -499,6 +511,184 @@ START_TEST(test_agent_planted)
 	free(src);
 	tu_rmtree(root);
 	free(root);
+}
+END_TEST
+
+
+/* A read request for a file in dir whose checks are those given. */
+static json_t *
+checks_req(const char *dir, json_t *checks)
+{
+	char *f = xasprintf("%s/site.py", dir);
+	json_t *req;
+
+	req = json_pack("{s:s,s:i,s:s,s:s,s:[],s:o,s:i}", "op", "read", "id",
+	    1, "interpreter", tu_python(), "path", f, "vars", "checks", checks,
+	    "timeout_ms", 20000);
+	free(f);
+	return req;
+}
+
+/* One check entry; major 0: none. */
+static json_t *
+one(const char *kind, const char *path, int major)
+{
+	json_t *c = json_pack("{s:s,s:s,s:s}", "name", "V", "kind", kind,
+	    "path", path);
+
+	if (major > 0)
+		json_object_set_new(c, "cuda_major", json_integer(major));
+	return c;
+}
+
+static void
+assert_check(const json_t *rep, size_t i, int ok, const char *reason,
+    const char *version, const char *driver_cuda)
+{
+	const json_t *c = json_array_get(jget(rep, "checks"), i);
+	const char *r = json_string_value(json_object_get(c, "reason"));
+	const char *v = json_string_value(json_object_get(c, "version"));
+	const char *d = json_string_value(json_object_get(c, "driver_cuda"));
+
+	ck_assert_msg(c != NULL, "no checks[%zu]", i);
+	ck_assert_msg(json_is_true(json_object_get(c, "ok")) == ok,
+	    "checks[%zu]: ok is not %d (reason %s)", i, ok, r);
+	if (reason == NULL)
+		ck_assert_msg(r == NULL, "checks[%zu]: reason '%s'", i, r);
+	else
+		ck_assert_msg(r != NULL && strcmp(r, reason) == 0,
+		    "checks[%zu]: reason '%s', want '%s'", i, r, reason);
+	ck_assert_msg(version == NULL ? v == NULL : v != NULL &&
+	    strcmp(v, version) == 0, "checks[%zu]: version %s", i, v);
+	ck_assert_msg(driver_cuda == NULL ? d == NULL : d != NULL &&
+	    strcmp(d, driver_cuda) == 0, "checks[%zu]: driver_cuda %s", i, d);
+}
+
+/*
+ * check: cuda-toolkit and ptxas on the faults agent: a CUDA 12.4 layout
+ * (version.json, a ptxas that says release 12.4), a placeholder ptxas
+ * that fails, and this machine's CUDA 13.0; with the H100 box's
+ * nvidia-smi (driver 535.129.03, CUDA 12.2) planted, then without one.
+ */
+START_TEST(test_agent_checks)
+{
+	const char *faults = getenv("ENVCTL_AGENT_FAULTS");
+	char *dir = tu_mkdtemp(), *root, *env, *p, *f, *c124, *ph;
+	json_t *rep, *cs;
+
+	if (faults == NULL || access(faults, X_OK) != 0) {
+		tu_skip("test_agent_checks", "no build/envctl-agent-faults "
+		    "(ENVCTL_AGENT_FAULTS)");
+		tu_rmtree(dir);
+		free(dir);
+		return;
+	}
+	root = xasprintf("%s/root", dir);
+	c124 = xasprintf("%s/cuda-12.4", dir);
+	ph = xasprintf("%s/ph/bin/ptxas", dir);
+	p = xasprintf("mkdir -p '%s/usr/bin' '%s/bin' '%s/ph/bin'", root,
+	    c124, dir);
+	ck_assert_int_eq(sh(p), 0);
+	free(p);
+	free(tu_writes(dir, "site.py", "\n"));
+	free(tu_writes(c124, "version.json",
+	    "{\"cuda\": {\"name\": \"CUDA SDK\", \"version\": \"12.4.1\"}}\n"));
+	f = tu_writes(c124, "bin/ptxas", "#!/bin/sh\necho 'Cuda compilation "
+	    "tools, release 12.4, V12.4.131'\n");
+	ck_assert_int_eq(chmod(f, 0755), 0);
+	free(f);
+	f = tu_writes(dir, "ph/bin/ptxas", "#!/bin/sh\necho 'ptxas: no CUDA "
+	    "toolkit here' >&2\nexit 1\n");
+	ck_assert_int_eq(chmod(f, 0755), 0);
+	free(f);
+	p = tu_srcpath("tests/data/gpu/h100-sxm/nvidia-smi");
+	f = xasprintf("#!/bin/sh\n[ $# -eq 0 ] && exec cat '%s'\nexit 2\n", p);
+	free(p);
+	p = tu_writes(root, "usr/bin/nvidia-smi", f);
+	ck_assert_int_eq(chmod(p, 0755), 0);
+	free(p);
+	free(f);
+	env = xasprintf("ENVCTL_TEST_GPU_ROOT=%s", root);
+
+	cs = json_array();
+	json_array_append_new(cs, one("cuda-toolkit", c124, 13));
+	json_array_append_new(cs, one("cuda-toolkit", c124, 0));
+	p = xasprintf("%s/bin/ptxas", c124);
+	json_array_append_new(cs, one("ptxas", p, 13));
+	json_array_append_new(cs, one("ptxas", p, 12));
+	free(p);
+	json_array_append_new(cs, one("ptxas", ph, 0));
+	json_array_append_new(cs, one("cuda-toolkit", "/nonexistent/cuda",
+	    0));
+	p = xasprintf("%s/ph", dir);
+	json_array_append_new(cs, one("cuda-toolkit", p, 13));
+	free(p);
+	json_array_append_new(cs, one("dir", c124, 0));
+	rep = ask(faults, env, checks_req(dir, cs));
+	assert_ok(rep);
+	assert_check(rep, 0, 0, "is CUDA 12.4, want 13", "12.4", "12.2");
+	assert_check(rep, 1, 0, "is CUDA 12.4 but the driver supports 12.2 "
+	    "(driver 535.129.03)", "12.4", "12.2");
+	assert_check(rep, 2, 0, "is release 12.4, want 13", "12.4", "12.2");
+	assert_check(rep, 3, 0, "is release 12.4 but the driver supports "
+	    "12.2 (driver 535.129.03)", "12.4", "12.2");
+	assert_check(rep, 4, 0, "reports no release: its --version exited "
+	    "with status 1: ptxas: no CUDA toolkit here", NULL, "12.2");
+	assert_check(rep, 5, 0, "does not exist", NULL, "12.2");
+	p = xasprintf("is not a CUDA toolkit: %s/ph/bin/ptxas --version: "
+	    "%s/ph/bin/ptxas exited with status 1: ptxas: no CUDA toolkit "
+	    "here", dir, dir);
+	assert_check(rep, 6, 0, p, NULL, "12.2");
+	free(p);
+	/* The old kinds keep their old answer. */
+	ck_assert(jbool(json_array_get(jget(rep, "checks"), 7), "ok"));
+	ck_assert_ptr_null(json_object_get(json_array_get(jget(rep,
+	    "checks"), 7), "version"));
+	json_decref(rep);
+
+	if (access(CUDA13 "/bin/ptxas", X_OK) == 0) {
+		cs = json_array();
+		json_array_append_new(cs, one("cuda-toolkit", CUDA13, 13));
+		json_array_append_new(cs, one("ptxas", CUDA13 "/bin/ptxas",
+		    13));
+		rep = ask(faults, env, checks_req(dir, cs));
+		assert_ok(rep);
+		assert_check(rep, 0, 0, "is CUDA 13.0 but the driver supports "
+		    "12.2 (driver 535.129.03; CUDA 13 needs 580 or later)",
+		    "13.0", "12.2");
+		assert_check(rep, 1, 0, "is release 13.0 but the driver "
+		    "supports 12.2 (driver 535.129.03; CUDA 13 needs 580 or "
+		    "later)", "13.0", "12.2");
+		json_decref(rep);
+		/* No driver: the version alone decides, and it says so. */
+		cs = json_array();
+		json_array_append_new(cs, one("cuda-toolkit", CUDA13, 13));
+		json_array_append_new(cs, one("ptxas", CUDA13 "/bin/ptxas",
+		    0));
+		rep = ask(faults, NULL, checks_req(dir, cs));
+		assert_ok(rep);
+		assert_check(rep, 0, 1, "not checked against the driver: no "
+		    "nvidia-smi (no driver)", "13.0", NULL);
+		assert_check(rep, 1, 1, "not checked against the driver: no "
+		    "nvidia-smi (no driver)", "13.0", NULL);
+		json_decref(rep);
+	} else
+		tu_skip("test_agent_checks (CUDA 13.0)", "no CUDA 13.0 "
+		    "toolkit in " CUDA13);
+
+	rep = ask(faults, env, checks_req(dir, json_pack("[{s:s,s:s,s:s,"
+	    "s:s}]", "name", "V", "kind", "ptxas", "path", "/x", "cuda_major",
+	    "13")));
+	ck_assert(!jbool(rep, "ok"));
+	ck_assert_str_eq(jstr(rep, "message"), "read: checks[0]: "
+	    "'cuda_major' must be an integer from 1 to 99");
+	json_decref(rep);
+	free(env);
+	free(root);
+	free(c124);
+	free(ph);
+	tu_rmtree(dir);
+	free(dir);
 }
 END_TEST
 
@@ -741,6 +931,7 @@ main(void)
 	tc = tcase_create("agent");
 	tcase_add_test(tc, test_agent_cuda13);
 	tcase_add_test(tc, test_agent_planted);
+	tcase_add_test(tc, test_agent_checks);
 	tcase_add_test(tc, test_agent_venv);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);

@@ -70,9 +70,10 @@ START_TEST(test_default_playbook)
 	ck_assert_uint_eq(pb->nenv, 9);
 	for (i = 0; i < 9; i++)
 		ck_assert_str_eq(pb->env[i].name, names[i]);
-	ck_assert_int_eq(pb->env[0].check, ENVCTL_CHECK_DIR);
-	ck_assert_int_eq(pb->env[1].check, ENVCTL_CHECK_EXECUTABLE);
-	ck_assert_int_eq(pb->env[2].check, ENVCTL_CHECK_EXECUTABLE);
+	ck_assert_int_eq(pb->env[0].check, ENVCTL_CHECK_CUDA_TOOLKIT);
+	ck_assert_int_eq(pb->env[1].check, ENVCTL_CHECK_PTXAS);
+	ck_assert_int_eq(pb->env[2].check, ENVCTL_CHECK_PTXAS);
+	ck_assert_int_eq(pb->cuda_major, 13);
 	ck_assert_int_eq(pb->env[3].check, ENVCTL_CHECK_NONE);
 	ck_assert_str_eq(pb->env[0].value->str, "{{ cuda_home }}");
 	ck_assert_ptr_nonnull(strstr(pb->template.data, "{{ envctl_env }}"));
@@ -244,6 +245,47 @@ START_TEST(test_structure_errors)
 	ck_assert_int_eq(load("path: site.py\nenv: {A: x}\n", &pb, &err),
 	    ENVCTL_EINVALID);
 	assert_err(&err, "'path' must be 'auto' or an absolute path");
+	err_release(&err);
+}
+END_TEST
+
+/* cuda: a major version, quoted or not; the CUDA check kinds. */
+START_TEST(test_cuda_key)
+{
+	static const char *const bad[] = { "\"13.0\"", "013", "0", "\"\"",
+		"130", "thirteen", "[13]" };
+	struct err err = ENVCTL_ERR_INIT;
+	struct playbook *pb;
+	char *y;
+	size_t i;
+
+	ck_assert_int_eq(load("cuda: \"13\"\nenv:\n  H:\n    value: /c\n"
+	    "    check: cuda-toolkit\n  P:\n    value: /c/bin/ptxas\n"
+	    "    check: ptxas\n", &pb, &err), 0);
+	ck_assert_int_eq(pb->cuda_major, 13);
+	ck_assert_int_eq(pb->env[0].check, ENVCTL_CHECK_CUDA_TOOLKIT);
+	ck_assert_int_eq(pb->env[1].check, ENVCTL_CHECK_PTXAS);
+	ck_assert_str_eq(playbook_check_name(pb->env[0].check),
+	    "cuda-toolkit");
+	ck_assert_str_eq(playbook_check_name(pb->env[1].check), "ptxas");
+	playbook_free(pb);
+	ck_assert_int_eq(load("cuda: 12\nenv: {A: x}\n", &pb, &err), 0);
+	ck_assert_int_eq(pb->cuda_major, 12);
+	playbook_free(pb);
+	ck_assert_int_eq(load("env: {A: x}\n", &pb, &err), 0);
+	ck_assert_int_eq(pb->cuda_major, 0);
+	playbook_free(pb);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		y = xasprintf("cuda: %s\nenv: {A: x}\n", bad[i]);
+		ck_assert_int_eq(load(y, &pb, &err), ENVCTL_EINVALID);
+		assert_err(&err, "pb.yaml:1:7: 'cuda' must be ");
+		err_release(&err);
+		free(y);
+	}
+	ck_assert_int_eq(load("env:\n  A:\n    value: x\n    check: ptxa\n",
+	    &pb, &err), ENVCTL_EINVALID);
+	assert_err(&err, "invalid check 'ptxa' (expected one of none, dir, "
+	    "file, executable, cuda-toolkit, ptxas; did you mean 'ptxas'?)");
 	err_release(&err);
 }
 END_TEST
@@ -447,6 +489,7 @@ main(void)
 	tcase_add_test(tc, test_create_mode_is_octal);
 	tcase_add_test(tc, test_template_rules);
 	tcase_add_test(tc, test_structure_errors);
+	tcase_add_test(tc, test_cuda_key);
 	tcase_add_test(tc, test_find);
 	tcase_add_test(tc, test_interpreters);
 	tcase_add_test(tc, test_path_refused);
