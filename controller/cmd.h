@@ -41,13 +41,14 @@ struct fleet_args {
 	const char	*color;
 	int		 forks;
 	int		 timeout;
+	int		 max_startups;
 	int		 accept_new;
 	int		 json;
 	int		 quiet;
 	int		 verbose;
 };
 
-#define ENVCTL_FLEET_NOPTS	11
+#define ENVCTL_FLEET_NOPTS	12
 #define ENVCTL_DEFAULT_FORKS	50
 #define ENVCTL_DEFAULT_TIMEOUT	30
 

@@ -32,6 +32,9 @@ struct host_conn {
 	char		*target;	/* "address:port", for messages, and
 					   " through ProxyJump J" */
 	char		*known_hosts;	/* the file libssh reads */
+	char		*slot_key;	/* its first hop, for startups */
+	char		*slot_words;	/* "behind bastion B", for messages */
+	struct startups	*startups;	/* holds a slot of it, or NULL */
 	int		 timeout;	/* seconds */
 	int		 host_timeout;	/* seconds; 0: none */
 	long long	 host_deadline;	/* ms; 0: none */
