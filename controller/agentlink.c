@@ -407,8 +407,10 @@ agentlink_open(struct agentlink **out, const struct host *h,
 		p.accept_new = o->accept_new;
 		p.proxy_command = sa.proxy_command;
 		p.proxy_jump = sa.proxy_jump;
-		p.alive_interval = sa.alive_interval;
-		p.alive_count = sa.alive_count;
+		/* sshargs: -1 unset (ssh_config decides), 0 off. */
+		p.alive_interval = sa.alive_interval < 0 ? 0 :
+		    sa.alive_interval == 0 ? -1 : sa.alive_interval;
+		p.alive_count = sa.alive_count > 0 ? sa.alive_count : 0;
 		p.startups = o->startups;
 		p.timeout = o->timeout;
 		p.deadline = l->deadline;

@@ -54,6 +54,7 @@
 #include "common/deadline.h"
 #include "common/err.h"
 #include "common/xmalloc.h"
+#include "controller/ssh/aliveconf.h"
 #include "controller/ssh/channel.h"
 #include "controller/ssh/conn.h"
 #include "controller/ssh/knownhosts.h"
@@ -165,6 +166,26 @@ fix_proxyjump(struct host_conn *c, const char *config, struct err *err)
 	ssh_string_free_char(pc);
 	buf_release(&b);
 	return rc;
+}
+
+/*
+ * ServerAliveInterval and ServerAliveCountMax: the command line's, else
+ * ssh_config's for name, what its Host lines match (libssh skips both
+ * keywords), else none and 3, as ssh(1).
+ */
+static void
+keepalive_opts(struct host_conn *c, const struct conn_params *p,
+    const char *name)
+{
+	/* -1: not known yet; 0: none. */
+	int interval = p->alive_interval > 0 ? p->alive_interval :
+	    p->alive_interval < 0 ? 0 : -1;
+	int count = p->alive_count > 0 ? p->alive_count : -1;
+
+	if (interval == -1 || count == -1)
+		aliveconf_read(p->ssh_config, name, &interval, &count);
+	c->alive_ms = interval > 0 ? interval * 1000 : 0;
+	c->alive_max = count > 0 ? count : 3;
 }
 
 /*
@@ -309,6 +330,7 @@ drop_slot(struct host_conn *c)
 static int
 configure(struct host_conn *c, const struct conn_params *p, struct err *err)
 {
+	const char *name = p->host;	/* what Host lines match */
 	int yes = 1, no = 0, rc;
 	bool process = false;
 	unsigned int port = 22;
@@ -319,6 +341,7 @@ configure(struct host_conn *c, const struct conn_params *p, struct err *err)
 	 * then ssh_config can only match the address, as with "ssh ADDRESS".
 	 */
 	if (ssh_options_set(c->session, SSH_OPTIONS_HOST, p->host) != SSH_OK) {
+		name = p->address;
 		if (p->address == NULL) {
 			err_set(err, ENVCTL_EINVALID, "'%s' is not a valid "
 			    "host name for SSH; give its address "
@@ -346,6 +369,7 @@ configure(struct host_conn *c, const struct conn_params *p, struct err *err)
 	if ((rc = fix_proxyjump(c, p->ssh_config, err)) != 0 ||
 	    (rc = cli_proxy(c, p, err)) != 0)
 		return rc;
+	keepalive_opts(c, p, name);
 
 	if (p->address != NULL && (rc = set_opt(c, SSH_OPTIONS_HOST,
 	    p->address, "the address", err)) != 0)
@@ -601,6 +625,7 @@ conn_open(struct host_conn **out, const struct conn_params *p,
 		goto out;
 	drop_slot(c);
 	conn_step_end(c);
+	conn_alive_heard(c);
 	*out = c;
 	return 0;
 out:

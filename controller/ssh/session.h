@@ -42,8 +42,9 @@ struct conn_params {
 	 */
 	const char	*proxy_command;
 	const char	*proxy_jump;	/* hops, as ProxyJump takes them */
-	/* Keepalives; < 0: ssh_config's ServerAliveInterval, CountMax. */
-	int		 alive_interval; /* seconds; 0: none */
+	/* Keepalives, in seconds; 0: ssh_config's ServerAliveInterval
+	 * (and CountMax); alive_interval < 0: none. */
+	int		 alive_interval;
 	int		 alive_count;
 	/* --max-startups: a slot of the first hop's from TCP connect until
 	 * authenticated; NULL: no cap. */
@@ -57,6 +58,7 @@ struct conn_stats {
 	int		 channels;	/* exec channels opened */
 	int		 sftp_sessions;
 	int		 round_trips;	/* send -> recv turns */
+	int		 keepalives;	/* sent while waiting */
 };
 
 /*

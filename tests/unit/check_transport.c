@@ -1630,6 +1630,42 @@ START_TEST(test_startups)
 }
 END_TEST
 
+/*
+ * ServerAliveInterval from ssh_config (which libssh skips): the owner
+ * sends keepalives while it waits for a quiet command, and the host's
+ * answers keep the connection; -1 turns them off.
+ */
+START_TEST(test_keepalive)
+{
+	struct conn_params p;
+	struct host_conn *c;
+	char *cfg, *s;
+
+	REQUIRE_FLEET();
+	cfg = xasprintf("Host nomatch\n\tServerAliveInterval 60\n"
+	    "Host gpu-*\n\tServerAliveInterval 1\n\tServerAliveCountMax 2\n");
+	free(tu_writes(base, "alive_config", cfg));
+	free(cfg);
+	cfg = xasprintf("%s/alive_config", base);
+	params_for(&p, 0);
+	p.ssh_config = cfg;
+	c = must_open(&p);
+	s = must_run(c, "sleep 3.4; echo awake");
+	ck_assert_str_eq(s, "awake\n");
+	free(s);
+	ck_assert_int_ge(conn_stats(c)->keepalives, 3);
+	ck_assert_int_le(conn_stats(c)->keepalives, 4);
+	conn_close(c);
+	p.alive_interval = -1;
+	c = must_open(&p);
+	s = must_run(c, "sleep 1.5; echo awake");
+	free(s);
+	ck_assert_int_eq(conn_stats(c)->keepalives, 0);
+	conn_close(c);
+	free(cfg);
+}
+END_TEST
+
 START_TEST(test_threads)
 {
 	struct rt_job jobs[30];
@@ -1685,6 +1721,7 @@ main(void)
 	tcase_add_test(tc, test_upload);
 	tcase_add_test(tc, test_stderr_flood);
 	tcase_add_test(tc, test_startups);
+	tcase_add_test(tc, test_keepalive);
 	tcase_add_test(tc, test_threads);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
