@@ -369,40 +369,13 @@ local_pump(struct agentlink *l, const char *data, size_t len, int *eof,
 	}
 }
 
-/*
- * The UserKnownHostsFile of ansible_ssh_common_args ("-o
- * UserKnownHostsFile=/path" or "-oUserKnownHostsFile=/path"), or NULL.
- * *keep gets the string to free.
- */
-static const char *
-known_hosts_from_args(const char *args, char **keep)
-{
-	const char *p;
-	size_t n;
-
-	*keep = NULL;
-	if (args == NULL || (p = strstr(args, "UserKnownHostsFile")) == NULL)
-		return NULL;
-	p += strlen("UserKnownHostsFile");
-	p += strspn(p, " \t");
-	if (*p != '=')
-		return NULL;
-	p++;
-	p += strspn(p, " \t\"'");
-	n = strcspn(p, " \t\"'");
-	if (n == 0)
-		return NULL;
-	*keep = xstrndup(p, n);
-	return *keep;
-}
-
 int
 agentlink_open(struct agentlink **out, const struct host *h,
     const struct agentlink_opts *o, struct err *err)
 {
 	struct agentlink *l = xcalloc(1, sizeof(*l));
 	struct conn_params p;
-	char *khfile = NULL;
+	struct ssh_args sa;
 	int r;
 
 	*out = NULL;
@@ -417,9 +390,10 @@ agentlink_open(struct agentlink **out, const struct host *h,
 	buf_init(&l->in, ENVCTL_PROTO_MAX + 4);
 	buf_init(&l->unanswered, 0);
 	buf_init(&l->errout, 0);
+	memset(&sa, 0, sizeof(sa));
 	if (h->local)
 		r = local_start(l, err);
-	else {
+	else if ((r = sshargs_parse(&sa, h->ssh_common_args, err)) == 0) {
 		memset(&p, 0, sizeof(p));
 		p.host = h->name;
 		/* Without ansible_host, ssh_config's HostName may apply. */
@@ -429,8 +403,15 @@ agentlink_open(struct agentlink **out, const struct host *h,
 		p.identity = h->key_file;
 		p.ssh_config = o->ssh_config;
 		p.known_hosts = o->known_hosts != NULL ? o->known_hosts :
-		    known_hosts_from_args(h->ssh_common_args, &khfile);
+		    sa.known_hosts;
 		p.accept_new = o->accept_new;
+		p.proxy_command = sa.proxy_command;
+		p.proxy_jump = sa.proxy_jump;
+		/* sshargs: -1 unset (ssh_config decides), 0 off. */
+		p.alive_interval = sa.alive_interval < 0 ? 0 :
+		    sa.alive_interval == 0 ? -1 : sa.alive_interval;
+		p.alive_count = sa.alive_count > 0 ? sa.alive_count : 0;
+		p.startups = o->startups;
 		p.timeout = o->timeout;
 		p.deadline = l->deadline;
 		p.host_timeout = budget_s(l);
@@ -440,7 +421,7 @@ agentlink_open(struct agentlink **out, const struct host *h,
 		if (r == 0)
 			r = conn_exec(l->conn, l->cmd, err);
 	}
-	free(khfile);
+	sshargs_release(&sa);
 	if (r != 0) {
 		err_sethost(err, h->name);
 		agentlink_close(l);

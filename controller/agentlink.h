@@ -23,6 +23,7 @@ struct conn_stats;
 struct err;
 struct host;
 struct agentlink;
+struct startups;
 
 /* The agent program this envctl ships, read once per run. */
 struct agent_binary {
@@ -39,6 +40,10 @@ struct agentlink_opts {
 	const char	*known_hosts;	/* --known-hosts, or NULL */
 	int		 accept_new;
 	int		 timeout;	/* seconds */
+	int		 max_startups;	/* --max-startups */
+	/* Its slots, shared by every link of a run (startups.h); NULL: no
+	 * cap.  The caller makes it around the fleet's run. */
+	struct startups	*startups;
 };
 
 /*

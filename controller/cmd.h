@@ -43,6 +43,7 @@ struct fleet_args {
 	const char	*color;
 	int		 forks;
 	int		 timeout;
+	int		 max_startups;
 	int		 accept_new;
 	int		 json;
 	int		 quiet;
@@ -51,7 +52,7 @@ struct fleet_args {
 	int		 shards;	/* --shards N, 0: not given */
 };
 
-#define ENVCTL_FLEET_NOPTS	(11 + ENVCTL_SHARD_NOPTS)
+#define ENVCTL_FLEET_NOPTS	(12 + ENVCTL_SHARD_NOPTS)
 #define ENVCTL_SHARD_NOPTS	2
 #define ENVCTL_DEFAULT_FORKS	50
 #define ENVCTL_DEFAULT_TIMEOUT	30

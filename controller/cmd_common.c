@@ -15,6 +15,7 @@
 #include "controller/output.h"
 #include "controller/rollout.h"
 #include "controller/shard.h"
+#include "controller/transport.h"
 
 int
 cmd_parse(const char *const *usage, const struct opt *opts, int argc,
@@ -110,6 +111,9 @@ cmd_fleet_options(struct opt *opts, struct fleet_args *a)
 		{ 0, "timeout", ENVCTL_OPT_INT, &a->timeout, "SECONDS",
 		    "bound for connecting and for each host (default 30)", 1,
 		    86400 },
+		{ 0, "max-startups", ENVCTL_OPT_INT, &a->max_startups, "N",
+		    "SSH handshakes in flight per jump host or target "
+		    "(default 10)", 1, 100000 },
 		{ 'F', NULL, ENVCTL_OPT_STRING, &a->ssh_config, "SSH_CONFIG",
 		    "ssh_config file (default ~/.ssh/config)", 0, 0 },
 		{ 0, "known-hosts", ENVCTL_OPT_STRING, &a->known_hosts,
@@ -131,6 +135,7 @@ cmd_fleet_options(struct opt *opts, struct fleet_args *a)
 	memset(a, 0, sizeof(*a));
 	a->forks = ENVCTL_DEFAULT_FORKS;
 	a->timeout = ENVCTL_DEFAULT_TIMEOUT;
+	a->max_startups = ENVCTL_DEFAULT_MAX_STARTUPS;
 	a->color = "auto";
 	memcpy(opts, o, sizeof(o));
 	/* Last, after the ones above: kept apart so that both lists grow. */
@@ -237,6 +242,7 @@ cmd_policy(struct engine_policy *p, enum engine_cmd cmd,
 	p->link.known_hosts = a->known_hosts;
 	p->link.accept_new = a->accept_new;
 	p->link.timeout = a->timeout;
+	p->link.max_startups = a->max_startups;
 	if (gethostname(p->controller, sizeof(p->controller)) != 0)
 		snprintf(p->controller, sizeof(p->controller), "unknown");
 	p->controller[sizeof(p->controller) - 1] = '\0';

@@ -547,9 +547,12 @@ discover_fleet(const struct engine_policy *p, const struct context *ctx)
 	fj.done = host_done;
 	fj.progress = host_progress;
 	fj.ctx = &dr;
+	dr.link.startups = startups_new(dr.link.max_startups);
 	transport_init();
 	fleet_run(&fj, idx, n, p->forks);
 	transport_finish();
+	startups_free(dr.link.startups);
+	dr.link.startups = NULL;
 	r = 0;
 	for (i = 0; i < n; i++) {
 		report_count_outcome(&counts, dr.hosts[i].outcome);

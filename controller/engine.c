@@ -378,9 +378,12 @@ run_phase(struct engine *e, int phase, size_t from, size_t to)
 	fj.done = host_done;
 	fj.progress = host_progress;
 	fj.ctx = e;
+	e->link.startups = startups_new(e->link.max_startups);
 	transport_init();
 	fleet_run(&fj, idx, n, e->p->forks);
 	transport_finish();
+	startups_free(e->link.startups);
+	e->link.startups = NULL;
 	free(idx);
 }
 

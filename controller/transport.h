@@ -4,8 +4,9 @@
  *
  * The one header the rest of the controller includes for SSH; the verbs
  * live in controller/ssh/ (session.h: open, close, deadlines; channel.h:
- * one command at a time; upload.h: SFTP), the only place that sees
- * libssh.  Every blocking step is bounded by its own timeout and by the
+ * one command at a time; upload.h: SFTP; sshargs.h: the inventory's ssh
+ * options; startups.h: handshakes in flight per hop), the only place that
+ * sees libssh.  Every blocking step is bounded by its own timeout and by the
  * deadline of the whole host (--timeout: fixed when the host's job
  * starts, never moved by progress), through one timer thread for all
  * connections.  A timed-out connection is unusable afterwards.
@@ -15,6 +16,8 @@
 
 #include "controller/ssh/channel.h"
 #include "controller/ssh/session.h"
+#include "controller/ssh/sshargs.h"
+#include "controller/ssh/startups.h"
 #include "controller/ssh/upload.h"
 
 #endif

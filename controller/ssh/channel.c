@@ -110,7 +110,10 @@ chan_pump(struct host_conn *c, struct err *err)
 	return 0;
 }
 
-/* Waits until the session's socket is readable or the deadline passes. */
+/*
+ * Waits until the session's socket is readable or the deadline passes,
+ * sending keepalives meanwhile (conn_keepalive()).
+ */
 static int
 wait_io(struct host_conn *c, struct err *err)
 {
@@ -130,9 +133,13 @@ wait_io(struct host_conn *c, struct err *err)
 		if (ssh_get_poll_flags(c->session) & SSH_WRITE_PENDING)
 			pfd.events |= POLLOUT;
 		pfd.revents = 0;
+		if (conn_keepalive(c, &ms, err) != 0)
+			return err->code;
 		n = poll(&pfd, 1, ms);
-		if (n > 0)
+		if (n > 0) {
+			conn_alive_heard(c);
 			return 0;
+		}
 		if (n < 0 && errno != EINTR)
 			return conn_fail(c, ENVCTL_ECONNECT, -1, err,
 			    "poll: %s", strerror(errno));

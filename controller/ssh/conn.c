@@ -24,6 +24,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <libssh/server.h>	/* ssh_send_keepalive(), client-side too */
+
 #include "common/deadline.h"
 #include "common/err.h"
 
@@ -138,6 +140,64 @@ conn_unwatch(struct host_conn *c)
 	if (c->wdfd >= 0)
 		close(c->wdfd);
 	c->wdfd = -1;
+}
+
+/* ----------------------------------------------------------- keepalive */
+
+/*
+ * libssh 0.10 has no client keepalive of its own (ssh_config's
+ * ServerAliveInterval is one of the keywords it skips) and no thread of
+ * its own: the owner thread sends them while it waits (wait_io()), so no
+ * second thread ever touches the session.  ssh_send_keepalive() sends a
+ * keepalive@openssh.com global request with want-reply, then waits for
+ * the reply: in nonblocking mode it returns at once and the reply is
+ * taken later with the channel's packets.  While a reply is outstanding
+ * (or taken but not yet collected) a call sends nothing and only
+ * collects it; the second call then sends.  So each due keepalive sends
+ * one request unless the last one is still unanswered, and any byte from
+ * the host counts as an answer, as in ssh(1).
+ */
+int
+conn_keepalive(struct host_conn *c, int *ms, struct err *err)
+{
+	long long now, due;
+	int blocking;
+
+	if (c->alive_ms <= 0)
+		return 0;
+	now = deadline_now_ms();
+	due = c->alive_last + c->alive_ms;
+	if (now >= due) {
+		if (c->alive_sent >= c->alive_max) {
+			err_set(err, ENVCTL_ECONNECT, "connection lost while "
+			    "%s: no answer to %d keepalives, %d s apart "
+			    "(ServerAliveInterval, ServerAliveCountMax)",
+			    c->what.data, c->alive_sent, c->alive_ms / 1000);
+			err_sethost(err, c->host);
+			c->broken = ENVCTL_ECONNECT;
+			conn_cut(c);
+			return ENVCTL_ECONNECT;
+		}
+		blocking = ssh_is_blocking(c->session);
+		ssh_set_blocking(c->session, 0);
+		ssh_send_keepalive(c->session);
+		ssh_send_keepalive(c->session);
+		ssh_set_blocking(c->session, blocking);
+		c->alive_sent++;
+		c->stats.keepalives++;
+		c->alive_last = now;
+		due = now + c->alive_ms;
+	}
+	if (due - now < *ms)
+		*ms = (int)(due - now);
+	return 0;
+}
+
+void
+conn_alive_heard(struct host_conn *c)
+{
+	c->alive_sent = 0;
+	c->alive_last = deadline_now_ms();
 }
 
 /* ------------------------------------------------------ error mapping */

@@ -32,6 +32,9 @@ struct host_conn {
 	char		*target;	/* "address:port", for messages, and
 					   " through ProxyJump J" */
 	char		*known_hosts;	/* the file libssh reads */
+	char		*slot_key;	/* its first hop, for startups */
+	char		*slot_words;	/* "behind bastion B", for messages */
+	struct startups	*startups;	/* holds a slot of it, or NULL */
 	int		 timeout;	/* seconds */
 	int		 host_timeout;	/* seconds; 0: none */
 	long long	 host_deadline;	/* ms; 0: none */
@@ -58,6 +61,11 @@ struct host_conn {
 	struct timer_entry alarm;
 	int		 wdfd;		/* our dup of the socket, or -1 */
 	bool		 watching;	/* attached to timer */
+	/* Keepalives: ServerAliveInterval (ms; 0: none), CountMax. */
+	int		 alive_ms;
+	int		 alive_max;
+	int		 alive_sent;	/* since the host last sent anything */
+	long long	 alive_last;	/* then, or the last keepalive, ms */
 };
 
 /*
@@ -89,6 +97,15 @@ bool	conn_fired(struct host_conn *c);
 void	conn_unwatch(struct host_conn *c);
 /* Re-arms the watchdog at c->deadline itself, without grace (closing). */
 void	conn_watch_close(struct host_conn *c);
+
+/*
+ * While the owner waits for the host: sends a keepalive when one is due
+ * (ServerAliveInterval of silence) and lowers *ms to when the next one
+ * is; ECONNECT once alive_max of them went unanswered.  A no-op without
+ * keepalives.  conn_alive_heard(): the host sent something.
+ */
+int	conn_keepalive(struct host_conn *c, int *ms, struct err *err);
+void	conn_alive_heard(struct host_conn *c);
 
 /*
  * The one place where libssh and SFTP failures become envctl errors.  The

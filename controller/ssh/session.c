@@ -16,13 +16,22 @@
  *      rest.  A Host line matches the current host name, which a HostName
  *      line earlier in the file has already replaced (libssh 0.10 keeps no
  *      "original host").
- *   3. the inventory and command line: address (replaces the host name
+ *   3. the inventory and command line: ProxyCommand or ProxyJump from
+ *      ansible_ssh_common_args (replacing the config's either, as ssh -o
+ *      does; a ProxyJump becomes the same "ssh -W" command), address
+ *      (replaces the host name
  *      that matched the config: known_hosts entries use it), port, user,
  *      identity (offered before the agent and the config's files, since
  *      libssh ignores IdentitiesOnly), known_hosts;
  *   4. ours, always: the global known_hosts file is /dev/null, publickey
  *      only, TCP_NODELAY, SSH_OPTIONS_TIMEOUT = --timeout (so --timeout
  *      wins over ConnectTimeout), libssh logging off.
+ *
+ * With --max-startups, the connection holds a slot of its first hop (the
+ * jump host, a ProxyCommand's ssh destination, or address:port) from
+ * before the TCP connect until authentication is over; the wait for it
+ * counts against the host's deadline, and the connect's own timeout
+ * starts once the slot is ours.
  *
  * ssh_connect() runs in blocking mode and is bounded by
  * SSH_OPTIONS_TIMEOUT (TCP connect, banner and key exchange together; set
@@ -38,15 +47,19 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "common/buf.h"
 #include "common/deadline.h"
 #include "common/err.h"
 #include "common/xmalloc.h"
+#include "controller/ssh/aliveconf.h"
 #include "controller/ssh/channel.h"
 #include "controller/ssh/conn.h"
 #include "controller/ssh/knownhosts.h"
+#include "controller/ssh/sshargs.h"
+#include "controller/ssh/startups.h"
 
 #define ENVCTL_CONN_PENDING_MAX	(64u * 1024 * 1024) /* early stdout */
 #define ENVCTL_CONN_CLOSE_MS	2000	/* closing politely, at most */
@@ -156,6 +169,82 @@ fix_proxyjump(struct host_conn *c, const char *config, struct err *err)
 }
 
 /*
+ * ServerAliveInterval and ServerAliveCountMax: the command line's, else
+ * ssh_config's for name, what its Host lines match (libssh skips both
+ * keywords), else none and 3, as ssh(1).
+ */
+static void
+keepalive_opts(struct host_conn *c, const struct conn_params *p,
+    const char *name)
+{
+	/* -1: not known yet; 0: none. */
+	int interval = p->alive_interval > 0 ? p->alive_interval :
+	    p->alive_interval < 0 ? 0 : -1;
+	int count = p->alive_count > 0 ? p->alive_count : -1;
+
+	if (interval == -1 || count == -1)
+		aliveconf_read(p->ssh_config, name, &interval, &count);
+	c->alive_ms = interval > 0 ? interval * 1000 : 0;
+	c->alive_max = count > 0 ? count : 3;
+}
+
+/*
+ * ProxyCommand or ProxyJump from the command line: either replaces the
+ * config's proxy (OpenSSH takes the first of the two it reads, and reads
+ * -o options before any file); "none" removes it.
+ */
+static int
+cli_proxy(struct host_conn *c, const struct conn_params *p,
+    struct err *err)
+{
+	struct buf b = ENVCTL_BUF_INIT;
+	const char *v = p->proxy_command != NULL ? p->proxy_command :
+	    p->proxy_jump;
+	int rc;
+
+	if (v == NULL)
+		return 0;
+	if (strcasecmp(v, "none") == 0)
+		buf_addstr(&b, "none");
+	else if (p->proxy_command != NULL)
+		sshargs_batch_command(&b, v);
+	else if ((rc = sshargs_jump_command(&b, v, p->ssh_config, err)) !=
+	    0) {
+		err_sethost(err, c->host);
+		goto out;
+	}
+	rc = set_opt(c, SSH_OPTIONS_PROXYCOMMAND, b.data, p->proxy_command !=
+	    NULL ? "the ProxyCommand" : "the ProxyJump command", err);
+out:
+	buf_release(&b);
+	return rc;
+}
+
+/*
+ * The startups key of the connection and its words for messages: the
+ * first hop of a ProxyJump or of an ssh ProxyCommand ("behind bastion
+ * H"), any other ProxyCommand as written, or the target address.
+ */
+static void
+startup_key(struct host_conn *c, const char *addr, unsigned int port)
+{
+	char *pc = NULL, *hop;
+
+	if (ssh_options_get(c->session, SSH_OPTIONS_PROXYCOMMAND, &pc) !=
+	    SSH_OK || pc == NULL) {
+		c->slot_key = xasprintf("%s:%u", addr, port);
+		c->slot_words = xasprintf("to %s", c->slot_key);
+	} else if ((hop = sshargs_first_hop(pc)) != NULL) {
+		c->slot_key = hop;
+		c->slot_words = xasprintf("behind bastion %s", hop);
+	} else {
+		c->slot_key = xasprintf("ProxyCommand %s", pc);
+		c->slot_words = xasprintf("behind ProxyCommand '%s'", pc);
+	}
+	ssh_string_free_char(pc);
+}
+
+/*
  * " through ProxyJump J" (its last hop: the host that connects) or
  * " through ProxyCommand" for messages, or "" without a proxy; the
  * caller frees it.
@@ -176,11 +265,72 @@ proxy_words(struct host_conn *c)
 	return s;
 }
 
+/*
+ * SSH_OPTIONS_TIMEOUT bounds the whole ssh_connect(): the step's timeout,
+ * or what is left of the host's deadline when that is less.
+ */
+static int
+set_connect_timeout(struct host_conn *c, struct err *err)
+{
+	long long ms = (long long)c->timeout * 1000, now = deadline_now_ms();
+	long timeout, usec;
+	int rc;
+
+	/* libssh adds the two: what is left of the host's, to the ms. */
+	if (c->host_deadline != 0 && c->host_deadline - now < ms)
+		ms = c->host_deadline - now;
+	if (ms < 1)
+		ms = 1;
+	timeout = (long)(ms / 1000);
+	usec = (long)(ms % 1000) * 1000;
+	if ((rc = set_opt(c, SSH_OPTIONS_TIMEOUT, &timeout, "the timeout",
+	    err)) != 0)
+		return rc;
+	return set_opt(c, SSH_OPTIONS_TIMEOUT_USEC, &usec, "the timeout", err);
+}
+
+/*
+ * Waits for a slot of the connection's first hop (--max-startups), until
+ * the host's deadline (or the step's timeout without one).
+ */
+static int
+take_slot(struct host_conn *c, const struct conn_params *p,
+    struct err *err)
+{
+	long long deadline = c->host_deadline, waited;
+	int rc;
+
+	if (p->startups == NULL)
+		return 0;
+	if (deadline == 0)
+		deadline = deadline_now_ms() + (long long)c->timeout * 1000;
+	if ((rc = startups_acquire(p->startups, c->slot_key, deadline,
+	    &waited, err)) != 0) {
+		err_release(err);
+		rc = err_set(err, ENVCTL_ETIMEOUT, "waited %lld s for a "
+		    "handshake slot %s (--max-startups %d)",
+		    (waited + 500) / 1000, c->slot_words,
+		    startups_max(p->startups));
+		err_sethost(err, c->host);
+		return rc;
+	}
+	c->startups = p->startups;
+	return 0;
+}
+
+/* Gives the slot back: authenticated (or failed), c no longer counts. */
+static void
+drop_slot(struct host_conn *c)
+{
+	if (c->startups != NULL)
+		startups_release(c->startups, c->slot_key);
+	c->startups = NULL;
+}
+
 static int
 configure(struct host_conn *c, const struct conn_params *p, struct err *err)
 {
-	long timeout = c->timeout, usec;
-	long long ms, now;
+	const char *name = p->host;	/* what Host lines match */
 	int yes = 1, no = 0, rc;
 	bool process = false;
 	unsigned int port = 22;
@@ -191,6 +341,7 @@ configure(struct host_conn *c, const struct conn_params *p, struct err *err)
 	 * then ssh_config can only match the address, as with "ssh ADDRESS".
 	 */
 	if (ssh_options_set(c->session, SSH_OPTIONS_HOST, p->host) != SSH_OK) {
+		name = p->address;
 		if (p->address == NULL) {
 			err_set(err, ENVCTL_EINVALID, "'%s' is not a valid "
 			    "host name for SSH; give its address "
@@ -215,8 +366,10 @@ configure(struct host_conn *c, const struct conn_params *p, struct err *err)
 	if (ssh_options_parse_config(c->session, p->ssh_config) != 0)
 		return conn_fail(c, ENVCTL_EPARSE, -1, err, "ssh_config '%s'",
 		    p->ssh_config != NULL ? p->ssh_config : "~/.ssh/config");
-	if ((rc = fix_proxyjump(c, p->ssh_config, err)) != 0)
+	if ((rc = fix_proxyjump(c, p->ssh_config, err)) != 0 ||
+	    (rc = cli_proxy(c, p, err)) != 0)
 		return rc;
+	keepalive_opts(c, p, name);
 
 	if (p->address != NULL && (rc = set_opt(c, SSH_OPTIONS_HOST,
 	    p->address, "the address", err)) != 0)
@@ -240,24 +393,11 @@ configure(struct host_conn *c, const struct conn_params *p, struct err *err)
 		}
 		/* authenticate() offers it first, on its own. */
 	}
-	/* libssh adds the two: what is left of the host's, to the ms. */
-	ms = (long long)timeout * 1000;
-	now = deadline_now_ms();
-	if (c->host_deadline != 0 && c->host_deadline - now < ms)
-		ms = c->host_deadline - now;
-	if (ms < 1)
-		ms = 1;
-	timeout = (long)(ms / 1000);
-	usec = (long)(ms % 1000) * 1000;
 	if (p->known_hosts != NULL && (rc = set_opt(c,
 	    SSH_OPTIONS_KNOWNHOSTS, p->known_hosts, "known_hosts", err)) != 0)
 		return rc;
 	if ((rc = set_opt(c, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, "/dev/null",
 	    "the global known_hosts", err)) != 0 ||
-	    (rc = set_opt(c, SSH_OPTIONS_TIMEOUT, &timeout, "the timeout",
-	    err)) != 0 ||
-	    (rc = set_opt(c, SSH_OPTIONS_TIMEOUT_USEC, &usec, "the timeout",
-	    err)) != 0 ||
 	    (rc = set_opt(c, SSH_OPTIONS_NODELAY, &yes, "TCP_NODELAY",
 	    err)) != 0 ||
 	    (rc = set_opt(c, SSH_OPTIONS_PUBKEY_AUTH, &yes, "publickey",
@@ -274,6 +414,7 @@ configure(struct host_conn *c, const struct conn_params *p, struct err *err)
 
 	ssh_options_get(c->session, SSH_OPTIONS_HOST, &host);
 	ssh_options_get_port(c->session, &port);
+	startup_key(c, host != NULL ? host : p->host, port != 0 ? port : 22);
 	via = proxy_words(c);
 	c->target = xasprintf("%s:%u%s", host != NULL ? host : p->host,
 	    port != 0 ? port : 22, via);
@@ -441,9 +582,13 @@ conn_open(struct host_conn **out, const struct conn_params *p,
 		goto out;
 	}
 	conn_step_begin(c, "reading ssh_config");
-	if ((rc = configure(c, p, err)) != 0)
+	if ((rc = configure(c, p, err)) != 0 ||
+	    (rc = take_slot(c, p, err)) != 0 ||
+	    (rc = set_connect_timeout(c, err)) != 0)
 		goto out;
 
+	/* The connect's timeout starts once it has its slot. */
+	t0 = deadline_now_ms();
 	conn_step_begin(c, "connecting to %s", c->target);
 	if (ssh_connect(c->session) != SSH_OK) {
 		/* libssh says "Timeout connecting to ..." as SSH_FATAL. */
@@ -478,10 +623,13 @@ conn_open(struct host_conn **out, const struct conn_params *p,
 		goto out;
 	if ((rc = authenticate(c, p, err)) != 0)
 		goto out;
+	drop_slot(c);
 	conn_step_end(c);
+	conn_alive_heard(c);
 	*out = c;
 	return 0;
 out:
+	drop_slot(c);
 	err_sethost(err, c->host);
 	conn_close(c);
 	return rc;
@@ -525,6 +673,8 @@ conn_close(struct host_conn *c)
 	conn_unwatch(c);
 	free(c->host);
 	free(c->target);
+	free(c->slot_key);
+	free(c->slot_words);
 	free(c->known_hosts);
 	free(c->cmd);
 	buf_release(&c->what);

@@ -13,6 +13,7 @@
 
 struct err;
 struct host_conn;
+struct startups;
 
 #define ENVCTL_CONN_DEFAULT_TIMEOUT	30	/* s, when timeout <= 0 */
 
@@ -23,7 +24,8 @@ struct host_conn;
  * for output, each write, each SFTP request.  deadline, when not 0, is
  * the whole host's (CLOCK_MONOTONIC ms, common/deadline.h) and
  * host_timeout the seconds it stands for in messages; with deadline 0,
- * host_timeout > 0 sets it to conn_open() + host_timeout.
+ * host_timeout > 0 sets it to conn_open() + host_timeout.  The wait for a
+ * startups slot counts against the deadline, not against timeout.
  */
 struct conn_params {
 	const char	*host;		/* inventory name */
@@ -34,6 +36,19 @@ struct conn_params {
 	const char	*ssh_config;	/* -F FILE; NULL: ~/.ssh/config */
 	const char	*known_hosts;	/* NULL: ssh_config's */
 	int		 accept_new;	/* --accept-new-host-keys */
+	/*
+	 * From the command line (ansible_ssh_common_args): win over
+	 * ssh_config, as ssh -o does.  "none" means no proxy.  At most one.
+	 */
+	const char	*proxy_command;
+	const char	*proxy_jump;	/* hops, as ProxyJump takes them */
+	/* Keepalives, in seconds; 0: ssh_config's ServerAliveInterval
+	 * (and CountMax); alive_interval < 0: none. */
+	int		 alive_interval;
+	int		 alive_count;
+	/* --max-startups: a slot of the first hop's from TCP connect until
+	 * authenticated; NULL: no cap. */
+	struct startups	*startups;
 	int		 timeout;	/* seconds per step */
 	int		 host_timeout;	/* seconds in all; 0: none */
 	long long	 deadline;	/* of the whole host, ms; 0: none */
@@ -43,6 +58,7 @@ struct conn_stats {
 	int		 channels;	/* exec channels opened */
 	int		 sftp_sessions;
 	int		 round_trips;	/* send -> recv turns */
+	int		 keepalives;	/* sent while waiting */
 };
 
 /*
@@ -57,7 +73,8 @@ void	transport_finish(void);
 
 /*
  * Connects and authenticates; *out is freed with conn_close().  ECONNECT
- * (refused, unreachable), ETIMEOUT, EHOSTKEY (unknown or changed key:
+ * (refused, unreachable), ETIMEOUT (also: no startups slot in time),
+ * EINVALID (a malformed ProxyJump), EHOSTKEY (unknown or changed key:
  * before any authentication), EAUTH, ENOTFOUND (a given -F file or
  * identity is missing), EPARSE (ssh_config), ESYS.
  */

@@ -659,6 +659,34 @@ START_TEST(test_ssh_config)
 	free(s);
 	conn_close(c);
 
+	/* The command line's proxy wins over the config's; "none" drops it. */
+	free(cfg);
+	cfg = xasprintf("Host relayed\n\tHostName 127.0.0.1\n\tPort %d\n"
+	    "\tUser root\n\tIdentityFile %s\n\tUserKnownHostsFile %s\n"
+	    "\tProxyJump nosuchjump.invalid\n", hosts[2].port, client_key,
+	    fleet_kh);
+	free(tu_writes(base, "badjump_config", cfg));
+	free(cfg);
+	cfg = xasprintf("%s/badjump_config", base);
+	p.ssh_config = cfg;
+	p.proxy_command = "bash -c 'exec 3<>/dev/tcp/%h/%p; cat <&3 & "
+	    "exec cat >&3'";
+	c = must_open(&p);
+	s = must_run(c, "cat .envctl-name");
+	ck_assert_str_eq(s, "gpu-03\n");
+	free(s);
+	conn_close(c);
+	p.proxy_command = "none";
+	c = must_open(&p);
+	conn_close(c);
+	p.proxy_command = NULL;
+	p.proxy_jump = "a,b:port";
+	ck_assert_int_eq(conn_open(&c, &p, &err), ENVCTL_EINVALID);
+	ck_assert_contains(err.msg, "ProxyJump: 'b:port' is not "
+	    "[user@]host[:port]");
+	ck_assert_str_eq(err.host, "relayed");
+	err_release(&err);
+
 	/* Hashed known_hosts entries (HashKnownHosts) are understood. */
 	hashed = xasprintf("%s/hashed_kh", base);
 	text = file_text(fleet_kh);
@@ -1553,6 +1581,91 @@ rt_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * --max-startups: a connection holds its target's slot until it is
+ * authenticated, and one that cannot get a slot before the host's
+ * deadline fails, saying what it waited for.
+ */
+START_TEST(test_startups)
+{
+	struct conn_params p;
+	struct host_conn *c = NULL;
+	struct err err = ENVCTL_ERR_INIT;
+	struct startups *su = startups_new(1);
+	char *key, *want;
+	double t0, dt;
+
+	REQUIRE_FLEET();
+	params_for(&p, 0);
+	p.startups = su;
+	c = must_open(&p);
+	key = xasprintf("127.0.0.1:%d", hosts[0].port);
+	ck_assert_int_eq(startups_held(su, key), 0);
+	ck_assert_uint_eq(startups_nkeys(su), 0);
+	conn_close(c);
+
+	/* Another handshake to the same target is in flight. */
+	ck_assert_int_eq(startups_acquire(su, key, 0, NULL, &err), 0);
+	p.host_timeout = 1;
+	t0 = now_s();
+	ck_assert_int_eq(conn_open(&c, &p, &err), ENVCTL_ETIMEOUT);
+	dt = now_s() - t0;
+	ck_assert_msg(dt > 0.9 && dt < 3.0, "took %.2f s", dt);
+	want = xasprintf("waited 1 s for a handshake slot to %s "
+	    "(--max-startups 1)", key);
+	ck_assert_str_eq(err.msg, want);
+	ck_assert_str_eq(err.host, "gpu-01");
+	free(want);
+	err_release(&err);
+	/* Other targets do not wait for it. */
+	params_for(&p, 1);
+	p.startups = su;
+	p.host_timeout = 1;
+	c = must_open(&p);
+	conn_close(c);
+	startups_release(su, key);
+	ck_assert_uint_eq(startups_nkeys(su), 0);
+	startups_free(su);
+	free(key);
+}
+END_TEST
+
+/*
+ * ServerAliveInterval from ssh_config (which libssh skips): the owner
+ * sends keepalives while it waits for a quiet command, and the host's
+ * answers keep the connection; -1 turns them off.
+ */
+START_TEST(test_keepalive)
+{
+	struct conn_params p;
+	struct host_conn *c;
+	char *cfg, *s;
+
+	REQUIRE_FLEET();
+	cfg = xasprintf("Host nomatch\n\tServerAliveInterval 60\n"
+	    "Host gpu-*\n\tServerAliveInterval 1\n\tServerAliveCountMax 2\n");
+	free(tu_writes(base, "alive_config", cfg));
+	free(cfg);
+	cfg = xasprintf("%s/alive_config", base);
+	params_for(&p, 0);
+	p.ssh_config = cfg;
+	c = must_open(&p);
+	s = must_run(c, "sleep 3.4; echo awake");
+	ck_assert_str_eq(s, "awake\n");
+	free(s);
+	ck_assert_int_ge(conn_stats(c)->keepalives, 3);
+	ck_assert_int_le(conn_stats(c)->keepalives, 4);
+	conn_close(c);
+	p.alive_interval = -1;
+	c = must_open(&p);
+	s = must_run(c, "sleep 1.5; echo awake");
+	free(s);
+	ck_assert_int_eq(conn_stats(c)->keepalives, 0);
+	conn_close(c);
+	free(cfg);
+}
+END_TEST
+
 START_TEST(test_threads)
 {
 	struct rt_job jobs[30];
@@ -1607,6 +1720,8 @@ main(void)
 	tcase_add_test(tc, test_agent_many_keys);
 	tcase_add_test(tc, test_upload);
 	tcase_add_test(tc, test_stderr_flood);
+	tcase_add_test(tc, test_startups);
+	tcase_add_test(tc, test_keepalive);
 	tcase_add_test(tc, test_threads);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
