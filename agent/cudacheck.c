@@ -30,6 +30,14 @@ cudacheck_init(struct cudacheck *c, struct gpuhost *g)
 void
 cudacheck_release(struct cudacheck *c)
 {
+	size_t i;
+
+	for (i = 0; i < c->nseen; i++) {
+		free(c->seen[i].path);
+		free(c->seen[i].version);
+		free(c->seen[i].reason);
+	}
+	free(c->seen);
 	free(c->driver);
 	free(c->driver_cuda);
 	free(c->unchecked);
@@ -189,6 +197,36 @@ toolkit_version(struct cudacheck *c, const char *path, char **version)
 	return reason;
 }
 
+/*
+ * The version of the ptxas or toolkit at path, or why there is none:
+ * learnt once per request (TRITON_PTXAS_PATH and
+ * TRITON_PTXAS_BLACKWELL_PATH name the same ptxas), then copied.
+ */
+static void
+learn_version(struct cudacheck *c, int ptxas, const char *path,
+    char **version, char **reason)
+{
+	struct cudacheck_seen *s;
+	size_t i;
+
+	for (i = 0; i < c->nseen; i++) {
+		s = &c->seen[i];
+		if (s->ptxas == ptxas && strcmp(s->path, path) == 0) {
+			*version = s->version ? xstrdup(s->version) : NULL;
+			*reason = s->reason ? xstrdup(s->reason) : NULL;
+			return;
+		}
+	}
+	*reason = ptxas ? ptxas_version(c, path, version) :
+	    toolkit_version(c, path, version);
+	c->seen = xreallocarray(c->seen, c->nseen + 1, sizeof(*c->seen));
+	s = &c->seen[c->nseen++];
+	s->ptxas = ptxas;
+	s->path = xstrdup(path);
+	s->version = *version ? xstrdup(*version) : NULL;
+	s->reason = *reason ? xstrdup(*reason) : NULL;
+}
+
 void
 cudacheck_run(struct cudacheck *c, json_t *res, const char *kind,
     const char *path, int major)
@@ -200,10 +238,8 @@ cudacheck_run(struct cudacheck *c, json_t *res, const char *kind,
 	ask_driver(c);
 	if (!fscheck_run(ptxas ? "executable" : "dir", path, &why))
 		reason = xstrdup(why);
-	else if (ptxas)
-		reason = ptxas_version(c, path, &version);
 	else
-		reason = toolkit_version(c, path, &version);
+		learn_version(c, ptxas, path, &version, &reason);
 	if (reason == NULL)
 		reason = judge(c, ptxas ? "release" : "CUDA", version, major);
 	/* err_format() ends each error with a newline: one line here. */

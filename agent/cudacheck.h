@@ -6,7 +6,8 @@
  * `--version` says "release X.Y".  Both want the major the request names
  * (0: any), and no newer than the CUDA version the host's driver supports
  * (nvidia-smi's header, asked once per struct cudacheck; without it that
- * half is not checked, and the answer says so).  A failed check is an
+ * half is not checked, and the answer says so); a path is run once per
+ * struct, however many values name it.  A failed check is an
  * answer with a reason, never an error.  One struct per request.
  */
 #ifndef ENVCTL_AGENT_CUDACHECK_H
@@ -16,8 +17,18 @@
 
 struct gpuhost;
 
+/* A version a request already learnt: a path is run once per request. */
+struct cudacheck_seen {
+	int		 ptxas;		/* kind: ptxas, else cuda-toolkit */
+	char		*path;
+	char		*version;	/* or NULL */
+	char		*reason;	/* why there is none, or NULL */
+};
+
 struct cudacheck {
 	struct gpuhost	*g;		/* borrowed */
+	struct cudacheck_seen *seen;
+	size_t		 nseen;
 	int		 asked;		/* nvidia-smi was asked */
 	char		*driver;	/* "570.133.07", or NULL */
 	char		*driver_cuda;	/* "12.8", or NULL: not checked */
