@@ -318,11 +318,18 @@ $(B)/delayproxy: tests/bench/delayproxy.c
 
 # envctl against an OpenSSH fan-out, parallel-ssh and Ansible on local sshd
 # hosts (root; docs/bench.md):
-#   make bench [HOSTS=100] [ROUNDS=3] [RTT=ms]   side by side; RTT: latency
+#   make bench [HOSTS=100] [ROUNDS=3] [RTT=ms]   side by side; RTT: latency,
+#                                                then the round trips
+#   make bench-latency [LAT_RTT=200] [LAT_HOSTS=4]  round trips per command
 #   make bench-scale [SCALE=1000] [HOSTS=100]    SCALE names over HOSTS sshds
 bench: all $(B)/delayproxy
 	$(Q)B=$(B) tests/bench/run --hosts $(or $(HOSTS),100) \
 	    $(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(RTT),--rtt-ms $(RTT))
+	$(Q)$(MAKE) --no-print-directory bench-latency
+
+bench-latency: all $(B)/delayproxy
+	$(Q)B=$(B) tests/bench/run --latency --hosts $(or $(LAT_HOSTS),4) \
+	    --rtt-ms $(or $(LAT_RTT),200) --rounds $(or $(ROUNDS),3)
 
 bench-scale: all $(B)/delayproxy
 	$(Q)B=$(B) tests/bench/run --scale $(or $(SCALE),1000) \
@@ -375,7 +382,7 @@ clean:
 	rm -rf build
 
 .PHONY: check-slurm lint-contrib
-.PHONY: all bench bench-inventory bench-scale check-inventory demo demo-stop check check-build check-unit check-e2e check-bench-tools check-fuzz check-only fuzz lint-layers lint-man lint-py lint-sh lint-headers install uninstall clean
+.PHONY: all bench bench-latency bench-inventory bench-scale check-inventory demo demo-stop check check-build check-unit check-e2e check-bench-tools check-fuzz check-only fuzz lint-layers lint-man lint-py lint-sh lint-headers install uninstall clean
 .SECONDARY:
 
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -10,7 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/buf.h"
 #include "common/err.h"
+#include "common/proto.h"
 #include "common/selfexe.h"
 
 #include "cache.h"
@@ -66,30 +68,69 @@ self_check(const char *digest)
 	return r;
 }
 
+static int
+usage(void)
+{
+	fprintf(stderr, "usage: envctl-agent [--version | [--sha256 HEX] "
+	    "[--requests BASE64]]\nServes envctl's requests (frames given "
+	    "with --requests first, then stdin)\non stdout.\n");
+	return 64;
+}
+
+/*
+ * --requests: the frames that came with the exec, base64.  The argument
+ * is wiped once decoded, so that the process list shows it only for the
+ * moment the shell that started us ran.
+ */
+static int
+take_requests(struct buf *first, char *arg)
+{
+	struct err err = ENVCTL_ERR_INIT;
+	size_t len = strlen(arg);
+	int r;
+
+	buf_init(first, 256 * 1024);
+	r = proto_b64_decode(first, arg, len, &err);
+	memset(arg, 0, len);
+	if (r != 0)
+		fprintf(stderr, "envctl-agent: --requests: %s\n", err.msg);
+	err_release(&err);
+	return r;
+}
+
 int
 main(int argc, char *argv[])
 {
-	const char *digest = NULL;
+	const char *digest = NULL, *requests = NULL;
+	struct buf first = ENVCTL_BUF_INIT;
 	struct forkserver fs = FORKSERVER_INIT;
 	struct cache cache = CACHE_INIT;
 	struct agent_ctx ctx;
 	struct sigaction sa;
 	sigset_t block, waitmask;
-	int fd, out, r;
+	int fd, i, out, r;
 
 	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
 		printf("envctl-agent %s\n", ENVCTL_VERSION);
 		return 0;
 	}
-	if (argc == 3 && strcmp(argv[1], "--sha256") == 0)
-		digest = argv[2];
-	else if (argc > 1) {
-		fprintf(stderr, "usage: envctl-agent [--version | --sha256 "
-		    "HEX]\nServes envctl's requests on stdin and stdout.\n");
-		return 64;
+	for (i = 1; i < argc; i += 2) {
+		if (i + 1 >= argc)
+			return usage();
+		if (strcmp(argv[i], "--sha256") == 0 && digest == NULL)
+			digest = argv[i + 1];
+		else if (strcmp(argv[i], "--requests") == 0 &&
+		    requests == NULL) {
+			requests = argv[i + 1];
+			if (take_requests(&first, argv[i + 1]) != 0)
+				return 2;
+		} else
+			return usage();
 	}
-	if ((r = self_check(digest)) != 0)
+	if ((r = self_check(digest)) != 0) {
+		buf_release(&first);
 		return r;
+	}
 	/* Pipes made later must not land on a closed 0, 1 or 2. */
 	while ((fd = open("/dev/null", O_RDWR)) >= 0 && fd <= 2)
 		;
@@ -121,7 +162,8 @@ main(int argc, char *argv[])
 	ctx.fs = &fs;
 	ctx.cache = &cache;
 	fs.cache = &cache;
-	r = session_run(0, out, &ctx);
+	r = session_run(0, out, first.data, first.len, &ctx);
+	buf_release(&first);
 	forkserver_stop(&fs);
 	/* After the last reply, so that no request waits for it. */
 	cache_tidy(&cache);

@@ -91,7 +91,8 @@ reject(int out, const json_t *id, const struct err *err,
 }
 
 int
-session_run(int in, int out, const struct agent_ctx *ctx)
+session_run(int in, int out, const char *first, size_t firstlen,
+    const struct agent_ctx *ctx)
 {
 	struct buf inbuf;
 	struct err err = ENVCTL_ERR_INIT;
@@ -102,6 +103,12 @@ session_run(int in, int out, const struct agent_ctx *ctx)
 	int r, status = -1;
 
 	buf_init(&inbuf, ENVCTL_PROTO_MAX + HDRLEN + CHUNK);
+	if (firstlen > 0 && buf_add(&inbuf, first, firstlen) != 0) {
+		err_set(&err, ENVCTL_ETOOBIG, "the requests given with "
+		    "--requests are larger than a frame");
+		reject(out, NULL, &err, ctx);
+		status = 2;
+	}
 	while (status < 0) {
 		if (ctx->stop != NULL && *ctx->stop != 0) {
 			status = 128 + *ctx->stop;

@@ -28,7 +28,15 @@
 /* The bootstrap's exit status when the agent is not in the cache. */
 #define BOOTSTRAP_MISSING	97
 #define BOOTSTRAP_LINE		"envctl-bootstrap"	/* arch, cache dir */
+#define INSTALLED_LINE		"envctl-installed"
+#define FAILED_LINE		"envctl-bootstrap-failed"	/* why */
 #define GO_MARKER		"envctl-go-"		/* + the sha256 */
+/*
+ * Requests up to this size (base64) ride in the exec command itself: the
+ * agent answers them without waiting for sshd to open the channel's
+ * window, which it does only once the command runs (a round trip).
+ */
+#define EMBED_MAX		(48u * 1024)
 #define AGENT_MAX		(64u * 1024 * 1024)
 #define STDERR_MAX		(64u * 1024)
 /* The agent's exit status when it is not the program its name says
@@ -42,6 +50,10 @@ struct agentlink {
 	const struct agentlink_opts *o;
 	struct host_conn *conn;		/* SSH; NULL when local */
 	char		*cmd;		/* the bootstrap command */
+	int		 started;	/* the bootstrap was sent */
+	int		 embedded;	/* ... with the requests in it */
+	int		 resend;	/* send them once it is installed */
+	size_t		 outstanding;	/* requests not answered yet */
 	pid_t		 pid;		/* local agent, or -1 */
 	int		 to_fd, from_fd, err_fd;
 	struct buf	 in;		/* received, not yet decoded */
@@ -185,23 +197,32 @@ sudo_prefix(struct buf *out, const struct host *h, struct err *err)
 }
 
 /*
- * The one exec: run the cached agent.  When it is not there, say where the
- * cache is and what the architecture is on stderr, then read stdin line
- * by line (the requests already sent go by: they are sent again) until
- * the line GO_MARKER<sha256> that follows the upload, and run the agent
- * then, on the same channel; exit BOOTSTRAP_MISSING when it still cannot
- * (EOF came first, or the cache is mounted noexec).
+ * The one exec: run the cached agent, with the requests sent so far as
+ * its --requests (embedded), or reading them from stdin.  When it is not
+ * cached, say so on stderr (BOOTSTRAP_LINE arch dir), skip stdin up to
+ * the line GO_MARKER<sha256> (requests already sent on stdin go by), then
+ * read the agent's exact size from stdin into a temp beside its place,
+ * check its SHA-256 and only then rename it into place, say
+ * INSTALLED_LINE and run it, on the same channel; a half-sent or damaged
+ * agent is never renamed, let alone run (FAILED_LINE why; exit
+ * BOOTSTRAP_MISSING); the temp goes before the line is written, which
+ * may be the write that a lost connection's SIGPIPE stops.  Two sessions installing at once each write their
+ * own temp and rename a whole file.
  * sh's read takes one byte at a time from a pipe, so what follows the
- * marker is left for the agent.  "Are we root" is asked as "do we own /"
+ * marker is left for head.  "Are we root" is asked as "do we own /"
  * (test -O, a builtin): $(id -u) would cost a fork and an exec on every
  * connection.  The architecture comes from the kernel.arch sysctl (Linux
- * 6.1+; read is a builtin), else from uname -m.
+ * 6.1+; read is a builtin), else from uname -m.  The subshell's umask
+ * 077 makes the directories and the temp private without changing the
+ * umask the agent runs with.
  */
 static int
 bootstrap_cmd(struct agentlink *l, int fresh, struct err *err)
 {
 	struct buf b = ENVCTL_BUF_INIT, sudo = ENVCTL_BUF_INIT;
-	const char *sha = l->o->agent->sha256;
+	struct buf run = ENVCTL_BUF_INIT;
+	const struct agent_binary *ab = l->o->agent;
+	const char *sha = ab->sha256;
 	int r;
 
 	if ((r = sudo_prefix(&sudo, l->h, err)) != 0)
@@ -209,6 +230,14 @@ bootstrap_cmd(struct agentlink *l, int fresh, struct err *err)
 	buf_addf(&b, "sh -c 'd=/var/lib/envctl/agent; "
 	    "[ -O / ] || d=\"$HOME/.cache/envctl/agent\"; "
 	    "a=\"$d/envctl-agent-%s\"; ", sha);
+	buf_addf(&run, "exec %s\"$a\"", sudo.data);
+	if (l->embedded) {
+		/* base64 has no quote: safe inside the single quotes. */
+		buf_addstr(&b, "r=");
+		proto_b64_encode(&b, l->unanswered.data, l->unanswered.len);
+		buf_addstr(&b, "; ");
+		buf_addstr(&run, " --requests \"$r\"");
+	}
 	/* Retrying after a tampered or foreign file: remove it first. */
 	if (fresh)
 		buf_addstr(&b, "rm -f \"$a\"; ");
@@ -222,17 +251,29 @@ bootstrap_cmd(struct agentlink *l, int fresh, struct err *err)
 		    "\"$HOME/.cache\" \"$HOME/.cache/envctl\";; esac; "
 		    "chmod 711 \"$d\"; [ -f \"$a\" ] && chmod 755 \"$a\"; "
 		    "} 2>/dev/null; p; ");
-	buf_addf(&b, "[ -x \"$a\" ] && exec %s\"$a\"; "
+	buf_addf(&b, "[ -x \"$a\" ] && %s; "
 	    "read m 2>/dev/null </proc/sys/kernel/arch || m=$(uname -m); "
+	    "f() { [ -z \"$t\" ] || rm -f \"$t\"; "
+	    "echo \"" FAILED_LINE " $1\" >&2; exit %d; }; t=; "
+	    "for c in head sha256sum chmod mkdir mv; do command -v $c "
+	    ">/dev/null || f \"tool $c\"; done; "
 	    "echo \"" BOOTSTRAP_LINE " $m $d\" >&2; "
-	    "while IFS= read -r l; do [ \"$l\" = " GO_MARKER "%s ] && "
-	    "break; done; %s[ -x \"$a\" ] && exec %s\"$a\"; exit %d'",
-	    sudo.data, sha, become_other(l->h) ? "p; " : "", sudo.data,
-	    BOOTSTRAP_MISSING);
+	    "g=; while IFS= read -r l; do [ \"$l\" = " GO_MARKER "%s ] && "
+	    "{ g=1; break; }; done; [ -n \"$g\" ] || exit %d; "
+	    "t=\"$d/.envctl-agent-%s.tmp-$(printf %%012x $$)\"; "
+	    "(umask 077; mkdir -p \"$d\" && rm -f \"$t\" && set -C && "
+	    "head -c %zu >\"$t\") || f write; "
+	    "[ \"$(sha256sum <\"$t\")\" = \"%s  -\" ] || f digest; "
+	    "chmod %s \"$t\" && mv -f \"$t\" \"$a\" || f write; "
+	    "%secho " INSTALLED_LINE " >&2; [ -x \"$a\" ] && %s; exit %d'",
+	    run.data, BOOTSTRAP_MISSING, sha, BOOTSTRAP_MISSING, sha, ab->len,
+	    sha, become_other(l->h) ? "755" : "700",
+	    become_other(l->h) ? "p; " : "", run.data, BOOTSTRAP_MISSING);
 	free(l->cmd);
 	l->cmd = buf_detach(&b, NULL);
 out:
 	buf_release(&sudo);
+	buf_release(&run);
 	return r;
 }
 
@@ -374,6 +415,7 @@ agentlink_open(struct agentlink **out, const struct host *h,
     const struct agentlink_opts *o, struct err *err)
 {
 	struct agentlink *l = xcalloc(1, sizeof(*l));
+	struct buf sudo = ENVCTL_BUF_INIT;
 	struct conn_params p;
 	struct ssh_args sa;
 	int r;
@@ -415,11 +457,10 @@ agentlink_open(struct agentlink **out, const struct host *h,
 		p.timeout = o->timeout;
 		p.deadline = l->deadline;
 		p.host_timeout = budget_s(l);
-		r = bootstrap_cmd(l, 0, err);
-		if (r == 0)
+		/* The exec waits for the first requests (link_start()). */
+		if ((r = sudo_prefix(&sudo, h, err)) == 0)
 			r = conn_open(&l->conn, &p, err);
-		if (r == 0)
-			r = conn_exec(l->conn, l->cmd, err);
+		buf_release(&sudo);
 	}
 	sshargs_release(&sa);
 	if (r != 0) {
@@ -439,9 +480,12 @@ agentlink_send(struct agentlink *l, const json_t *req, struct err *err)
 
 	if ((r = proto_encode(&frame, req, err)) != 0)
 		goto out;
+	l->outstanding++;
 	if (!l->answered)
 		buf_add(&l->unanswered, frame.data, frame.len);
-	if (l->conn != NULL) {
+	if (l->conn != NULL && !l->started)
+		r = 0;		/* goes with the exec, or right after it */
+	else if (l->conn != NULL) {
 		r = conn_send(l->conn, frame.data, frame.len, err);
 		/*
 		 * Before the first reply, a failed write means the bootstrap
@@ -463,25 +507,37 @@ out:
 }
 
 /*
- * The bootstrap's line on stderr (BOOTSTRAP_LINE arch dir), whole, or
- * NULL while it has not come yet.
+ * Sends the bootstrap: with the requests so far in it when they are small
+ * and no sudo runs the agent (sudo would log them with the command), or
+ * followed by them on stdin.  fresh: the cached file is removed first.
  */
-static const char *
-bootstrap_line(const struct buf *se)
+static int
+link_start(struct agentlink *l, int fresh, struct err *err)
 {
-	const char *p = se->data;
+	int r;
 
-	while ((p = strstr(p, BOOTSTRAP_LINE " ")) != NULL) {
-		if ((p == se->data || p[-1] == '\n') && strchr(p, '\n') != NULL)
-			return p;
-		p++;
-	}
-	return NULL;
+	l->started = 1;
+	l->restarted = 0;
+	l->resend = 0;
+	l->embedded = !l->h->become && l->unanswered.len > 0 &&
+	    (l->unanswered.len + 2) / 3 * 4 <= EMBED_MAX;
+	if ((r = bootstrap_cmd(l, fresh, err)) != 0 ||
+	    (r = conn_exec(l->conn, l->cmd, err)) != 0)
+		return r;
+	if (l->embedded || l->unanswered.len == 0)
+		return 0;
+	r = conn_send(l->conn, l->unanswered.data, l->unanswered.len, err);
+	/* A bootstrap that ended early: agentlink_recv() says why. */
+	if (r != 0)
+		err_release(err);
+	return 0;
 }
 
 /*
- * Uploads the agent into the cache the bootstrap named, then tells the
- * waiting bootstrap to start it and sends again what it read meanwhile.
+ * The bootstrap named the cache and waits: send the marker and the agent
+ * itself on its stdin.  Requests it read from stdin meanwhile went by;
+ * they are sent again once it says the agent is installed (what follows
+ * the agent on stdin must not reach head).
  */
 static int
 restart(struct agentlink *l, const char *bootmsg, struct err *err)
@@ -489,7 +545,6 @@ restart(struct agentlink *l, const char *bootmsg, struct err *err)
 	char arch[64], dir[1024];
 	const struct agent_binary *ab = l->o->agent;
 	struct buf go = ENVCTL_BUF_INIT;
-	char *name;
 	int r;
 
 	l->restarted = 1;
@@ -501,19 +556,52 @@ restart(struct agentlink *l, const char *bootmsg, struct err *err)
 		return err_set(err, ENVCTL_EUNSUPPORTED, "host architecture "
 		    "is %s, but this envctl has an agent for %s only", arch,
 		    ab->arch);
-	name = xasprintf("envctl-agent-%s", ab->sha256);
-	r = conn_upload(l->conn, dir, name, ab->data, ab->len,
-	    become_other(l->h) ? 0755 : 0700, err);
-	free(name);
-	if (r != 0)
-		return r;
+	free(l->cache);
 	l->cache = xstrdup(dir);
 	/* The newline first: the last request read may lack one. */
 	buf_addf(&go, "\n" GO_MARKER "%s\n", ab->sha256);
-	buf_add(&go, l->unanswered.data, l->unanswered.len);
+	buf_add(&go, ab->data, ab->len);
 	r = conn_send(l->conn, go.data, go.len, err);
 	buf_release(&go);
+	l->resend = !l->embedded && l->unanswered.len > 0;
 	return r;
+}
+
+/* The line of stderr that starts with tag and a space or its end, or NULL. */
+static const char *
+stderr_line(const struct buf *se, const char *tag)
+{
+	const char *p = se->data;
+	size_t n = strlen(tag);
+
+	while ((p = strstr(p, tag)) != NULL) {
+		if ((p == se->data || p[-1] == '\n') &&
+		    (p[n] == ' ' || p[n] == '\n') && strchr(p, '\n') != NULL)
+			return p;
+		p++;
+	}
+	return NULL;
+}
+
+/* Why the bootstrap could not install the agent (FAILED_LINE why). */
+static int
+install_failed(struct agentlink *l, const char *line, struct err *err)
+{
+	const char *why = line + sizeof(FAILED_LINE);
+	size_t n = strcspn(why, "\n");
+	const char *dir = l->cache != NULL ? l->cache : "?";
+
+	if (n > 5 && strncmp(why, "tool ", 5) == 0)
+		return err_set(err, ENVCTL_EUNSUPPORTED, "cannot install the "
+		    "agent: the host has no '%.*s' (needed to check the "
+		    "agent's SHA-256 before it runs)", (int)(n - 5), why + 5);
+	if (n == 6 && strncmp(why, "digest", 6) == 0)
+		return err_set(err, ENVCTL_EREMOTE, "the agent sent to '%s' "
+		    "arrived damaged (its SHA-256 differs): removed, not run",
+		    dir);
+	return err_set(err, ENVCTL_EREMOTE, "cannot install the agent in "
+	    "'%s': %.300s", dir, l->conn != NULL ?
+	    conn_stderr(l->conn)->data : "");
 }
 
 /* Signals by number and by the name SSH gives them (RFC 4254 6.10). */
@@ -566,8 +654,9 @@ ended(int status, int signo, const char *signame, const char *raw,
 	int r;
 
 	/* One line: the remote stderr's first but the bootstrap's own. */
-	while (strncmp(raw, BOOTSTRAP_LINE " ", sizeof(BOOTSTRAP_LINE)) == 0 &&
-	    (nl = strchr(raw, '\n')) != NULL)
+	while ((strncmp(raw, BOOTSTRAP_LINE " ", sizeof(BOOTSTRAP_LINE)) ==
+	    0 || strncmp(raw, INSTALLED_LINE "\n", sizeof(INSTALLED_LINE)) ==
+	    0) && (nl = strchr(raw, '\n')) != NULL)
 		raw = nl + 1;
 	n = strcspn(raw, "\r\n");
 	if (n >= sizeof(errtext))
@@ -692,10 +781,7 @@ retry_fresh(struct agentlink *l, int status, const char *errtext,
 	out_note("envctl: %s: the cached agent %s " DIGEST_WORDS " (tampered "
 	    "or foreign); removed it, uploading again\n", l->h->name,
 	    l->cached != NULL ? l->cached : "");
-	if ((r = bootstrap_cmd(l, 1, err)) != 0 ||
-	    (r = conn_exec(l->conn, l->cmd, err)) != 0)
-		return r;
-	return 0;
+	return link_start(l, 1, err);
 }
 
 int
@@ -710,6 +796,8 @@ agentlink_recv(struct agentlink *l, json_t **reply, struct err *err)
 	for (;;) {
 		if ((r = proto_decode(reply, &l->in, err)) != 0) {
 			if (r == 1) {
+				if (l->outstanding > 0)
+					l->outstanding--;
 				l->answered = 1;
 				buf_release(&l->unanswered);
 				r = 0;
@@ -731,11 +819,21 @@ agentlink_recv(struct agentlink *l, json_t **reply, struct err *err)
 			    NULL, l->errout.data, err);
 			break;
 		}
+		if (!l->started && (r = link_start(l, 0, err)) != 0)
+			break;
 		se = conn_stderr(l->conn);
 		if (!l->answered && !l->restarted &&
-		    (line = bootstrap_line(se)) != NULL) {
+		    (line = stderr_line(se, BOOTSTRAP_LINE)) != NULL) {
 			if ((r = restart(l, line, err)) != 0)
 				break;
+			continue;
+		}
+		if (l->resend && stderr_line(se, INSTALLED_LINE) != NULL) {
+			l->resend = 0;
+			if ((r = conn_send(l->conn, l->unanswered.data,
+			    l->unanswered.len, err)) != 0)
+				err_release(err);	/* the exit says why */
+			r = 0;
 			continue;
 		}
 		l->errseen = se->len;
@@ -746,9 +844,14 @@ agentlink_recv(struct agentlink *l, json_t **reply, struct err *err)
 		/* No bytes, no stderr and no error: the command exited. */
 		if ((r = conn_exit(l->conn, &status, err)) != 0)
 			break;
+		if (status == BOOTSTRAP_MISSING &&
+		    (line = stderr_line(se, FAILED_LINE)) != NULL) {
+			r = install_failed(l, line, err);
+			break;
+		}
 		if (status == BOOTSTRAP_MISSING && l->cache != NULL) {
-			r = err_set(err, ENVCTL_EREMOTE, "the agent uploaded "
-			    "to '%s' cannot be run there (a noexec mount?)",
+			r = err_set(err, ENVCTL_EREMOTE, "the agent installed "
+			    "in '%s' cannot be run there (a noexec mount?)",
 			    l->cache);
 			break;
 		}
@@ -806,8 +909,14 @@ agentlink_close(struct agentlink *l)
 
 	if (l == NULL)
 		return;
+	/*
+	 * Every request answered: the agent ends at the EOF that closing
+	 * the channel sends; waiting for its exit status would cost a round
+	 * trip and tell nothing.  Otherwise the exit is waited for, bounded.
+	 */
 	if (l->conn != NULL) {
-		conn_exit(l->conn, &status, NULL);
+		if (l->started && l->outstanding > 0)
+			conn_exit(l->conn, &status, NULL);
 		conn_close(l->conn);
 	}
 	if (l->to_fd >= 0)

@@ -903,9 +903,9 @@ report_plan_json(const struct host_plan *hp)
 	    outcome_name(hp->outcome));
 	json_object_set_new(h, "error", report_err_json(&hp->err));
 	json_object_set_new(h, "seconds", json_real(hp->seconds));
-	json_object_set_new(h, "stats", json_pack("{s:i, s:i, s:i}",
-	    "channels", hp->stats.channels, "sftp_sessions",
-	    hp->stats.sftp_sessions, "round_trips", hp->stats.round_trips));
+	json_object_set_new(h, "stats", json_pack("{s:i, s:i}",
+	    "channels", hp->stats.channels, "round_trips",
+	    hp->stats.round_trips));
 	if (!hp->have_state) {
 		buf_release(&b);
 		return h;

@@ -4,7 +4,7 @@
  *
  * The one header the rest of the controller includes for SSH; the verbs
  * live in controller/ssh/ (session.h: open, close, deadlines; channel.h:
- * one command at a time; upload.h: SFTP; sshargs.h: the inventory's ssh
+ * one command at a time; sshargs.h: the inventory's ssh
  * options; startups.h: handshakes in flight per hop), the only place that
  * sees libssh.  Every blocking step is bounded by its own timeout and by the
  * deadline of the whole host (--timeout: fixed when the host's job
@@ -18,6 +18,5 @@
 #include "controller/ssh/session.h"
 #include "controller/ssh/sshargs.h"
 #include "controller/ssh/startups.h"
-#include "controller/ssh/upload.h"
 
 #endif

@@ -99,7 +99,7 @@ chan_pump(struct host_conn *c, struct err *err)
 
 	if (!ssh_channel_is_eof(c->chan) && !ssh_channel_is_closed(c->chan) &&
 	    ssh_channel_poll(c->chan, 0) == SSH_ERROR)
-		return conn_fail(c, ENVCTL_EREMOTE, -1, err, "reading output");
+		return conn_fail(c, ENVCTL_EREMOTE, err, "reading output");
 	if (c->overflow) {
 		rc = err_set(err, ENVCTL_ETOOBIG, "output of '%s' is larger "
 		    "than %zu bytes while not being read", c->cmd,
@@ -122,13 +122,12 @@ wait_io(struct host_conn *c, struct err *err)
 
 	for (;;) {
 		if ((ms = conn_left_ms(c)) == 0)
-			return conn_fail(c, ENVCTL_ETIMEOUT, -1, err, NULL);
+			return conn_fail(c, ENVCTL_ETIMEOUT, err, NULL);
 		if (conn_fired(c))
-			return conn_fail(c, ENVCTL_ETIMEOUT, -1, err, NULL);
+			return conn_fail(c, ENVCTL_ETIMEOUT, err, NULL);
 		pfd.fd = ssh_get_fd(c->session);
 		if (pfd.fd < 0 || !ssh_is_connected(c->session))
-			return conn_fail(c, ENVCTL_ECONNECT,
-			    SSH_FX_NO_CONNECTION, err, NULL);
+			return conn_fail(c, ENVCTL_ECONNECT, err, NULL);
 		pfd.events = POLLIN;
 		if (ssh_get_poll_flags(c->session) & SSH_WRITE_PENDING)
 			pfd.events |= POLLOUT;
@@ -141,7 +140,7 @@ wait_io(struct host_conn *c, struct err *err)
 			return 0;
 		}
 		if (n < 0 && errno != EINTR)
-			return conn_fail(c, ENVCTL_ECONNECT, -1, err,
+			return conn_fail(c, ENVCTL_ECONNECT, err,
 			    "poll: %s", strerror(errno));
 	}
 }
@@ -202,7 +201,7 @@ conn_exec(struct host_conn *c, const char *cmd, struct err *err)
 	c->overflow = false;
 	c->sent = false;
 	if ((c->chan = ssh_channel_new(c->session)) == NULL) {
-		rc = conn_fail(c, ENVCTL_ECONNECT, -1, err, NULL);
+		rc = conn_fail(c, ENVCTL_ECONNECT, err, NULL);
 		goto out;
 	}
 	memset(&c->chan_cb, 0, sizeof(c->chan_cb));
@@ -220,7 +219,7 @@ conn_exec(struct host_conn *c, const char *cmd, struct err *err)
 		quick_ack(c);
 	}
 	if (e != SSH_OK) {
-		rc = conn_fail(c, ENVCTL_EREMOTE, -1, err,
+		rc = conn_fail(c, ENVCTL_EREMOTE, err,
 		    "cannot open a channel");
 		goto out;
 	}
@@ -231,8 +230,10 @@ conn_exec(struct host_conn *c, const char *cmd, struct err *err)
 		quick_ack(c);
 	}
 	if (e != SSH_OK)
-		rc = conn_fail(c, ENVCTL_EREMOTE, -1, err,
+		rc = conn_fail(c, ENVCTL_EREMOTE, err,
 		    "the host refused the command");
+	else
+		c->stats.round_trips++;	/* the exec's own answer */
 out:
 	ssh_set_blocking(c->session, 1);
 	if (rc != 0)
@@ -276,7 +277,7 @@ conn_send(struct host_conn *c, const void *data, size_t len,
 			n = ENVCTL_CONN_CHUNK * 4;
 		if ((w = ssh_channel_write(c->chan, p + off, (uint32_t)n)) <
 		    0) {
-			rc = conn_fail(c, ENVCTL_EREMOTE, -1, err, NULL);
+			rc = conn_fail(c, ENVCTL_EREMOTE, err, NULL);
 			goto out;
 		}
 		if (w == 0 && (rc = wait_io(c, err)) != 0)
@@ -369,7 +370,7 @@ conn_exit(struct host_conn *c, int *status, struct err *err)
 	conn_step_begin(c, "waiting for '%s' to exit", c->cmd);
 	if (ssh_channel_is_open(c->chan) && ssh_channel_send_eof(c->chan) !=
 	    SSH_OK) {
-		rc = conn_fail(c, ENVCTL_EREMOTE, -1, err, "closing its input");
+		rc = conn_fail(c, ENVCTL_EREMOTE, err, "closing its input");
 		goto out;
 	}
 	for (;;) {
@@ -387,7 +388,7 @@ conn_exit(struct host_conn *c, int *status, struct err *err)
 	/* Blocks until exit-status or close arrive: the watchdog bounds it. */
 	*status = ssh_channel_get_exit_status(c->chan);
 	if (conn_fired(c)) {
-		rc = conn_fail(c, ENVCTL_ETIMEOUT, -1, err, NULL);
+		rc = conn_fail(c, ENVCTL_ETIMEOUT, err, NULL);
 		goto out;
 	}
 	channel_release(c);

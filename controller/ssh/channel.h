@@ -17,7 +17,10 @@ struct buf;
 struct err;
 struct host_conn;
 
-/* Starts cmd in a new exec channel (closing any previous one). */
+/*
+ * Starts cmd in a new exec channel (closing any previous one), once sshd
+ * has answered the exec request: one round trip in the stats.
+ */
 int	conn_exec(struct host_conn *c, const char *cmd, struct err *err);
 /*
  * Writes all of data to the running command's stdin.  Output that arrives

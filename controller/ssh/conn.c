@@ -202,46 +202,11 @@ conn_alive_heard(struct host_conn *c)
 
 /* ------------------------------------------------------ error mapping */
 
-static const char *
-sftp_status_text(int st)
-{
-	switch (st) {
-	case SSH_FX_EOF:
-		return "end of file";
-	case SSH_FX_NO_SUCH_FILE:
-		return "no such file or directory";
-	case SSH_FX_PERMISSION_DENIED:
-		return "permission denied";
-	case SSH_FX_FAILURE:
-		return "failure";
-	case SSH_FX_BAD_MESSAGE:
-		return "bad message";
-	case SSH_FX_NO_CONNECTION:
-		return "no connection";
-	case SSH_FX_CONNECTION_LOST:
-		return "connection lost";
-	case SSH_FX_OP_UNSUPPORTED:
-		return "operation unsupported";
-	case SSH_FX_INVALID_HANDLE:
-		return "invalid handle";
-	case SSH_FX_NO_SUCH_PATH:
-		return "no such path";
-	case SSH_FX_FILE_ALREADY_EXISTS:
-		return "file already exists";
-	case SSH_FX_WRITE_PROTECT:
-		return "write-protected file system";
-	case SSH_FX_NO_MEDIA:
-		return "no media";
-	default:
-		return "unknown SFTP status";
-	}
-}
-
 /* err->cause stays 0: err_format() reads it as an errno, and libssh's
  * words are in the text. */
 int
-conn_fail(struct host_conn *c, int code, int sftp_st, struct err *err,
-    const char *fmt, ...)
+conn_fail(struct host_conn *c, int code, struct err *err, const char *fmt,
+    ...)
 {
 	struct buf what = ENVCTL_BUF_INIT;
 	const char *sshmsg = "";
@@ -260,10 +225,9 @@ conn_fail(struct host_conn *c, int code, int sftp_st, struct err *err,
 		sshmsg = ssh_get_error(c->session);
 		sshcode = ssh_get_error_code(c->session);
 	}
-	lost = sftp_st == SSH_FX_CONNECTION_LOST ||
-	    sftp_st == SSH_FX_NO_CONNECTION || (c->connected &&
-	    (sshcode == SSH_FATAL || !ssh_is_connected(c->session) ||
-	    (ssh_get_status(c->session) & (SSH_CLOSED | SSH_CLOSED_ERROR))));
+	lost = c->connected && (sshcode == SSH_FATAL ||
+	    !ssh_is_connected(c->session) ||
+	    (ssh_get_status(c->session) & (SSH_CLOSED | SSH_CLOSED_ERROR)));
 	if (c->broken == ENVCTL_ETIMEOUT || conn_fired(c) ||
 	    code == ENVCTL_ETIMEOUT) {
 		code = ENVCTL_ETIMEOUT;
@@ -280,24 +244,6 @@ conn_fail(struct host_conn *c, int code, int sftp_st, struct err *err,
 		err_set(err, code, "connection lost while %s: %s", what.data,
 		    *sshmsg != '\0' ? sshmsg : "closed by the host");
 		c->broken = code;
-	} else if (sftp_st > 0) {
-		switch (sftp_st) {
-		case SSH_FX_NO_SUCH_FILE:
-		case SSH_FX_NO_SUCH_PATH:
-			code = ENVCTL_ENOTFOUND;
-			break;
-		case SSH_FX_PERMISSION_DENIED:
-		case SSH_FX_WRITE_PROTECT:
-			code = ENVCTL_ESYS;
-			break;
-		case SSH_FX_OP_UNSUPPORTED:
-			code = ENVCTL_EUNSUPPORTED;
-			break;
-		default:
-			break;
-		}
-		err_set(err, code, "%s: SFTP: %s", what.data,
-		    sftp_status_text(sftp_st));
 	} else if (*sshmsg != '\0')
 		err_set(err, code, "%s: %s", what.data, sshmsg);
 	else

@@ -2,7 +2,7 @@
  * conn.h - the state of one SSH connection, shared inside controller/ssh/.
  *
  * Private to controller/ssh/ (the rest of the controller sees struct
- * host_conn as opaque, through session.h, channel.h and upload.h).  A step
+ * host_conn as opaque, through session.h and channel.h).  A step
  * names what the connection is doing and sets its deadline; while a step
  * runs, the shared timer cuts the connection's socket at that deadline.
  * conn_fail() is the one place where libssh and SFTP failures become
@@ -16,7 +16,6 @@
 
 #include <libssh/callbacks.h>
 #include <libssh/libssh.h>
-#include <libssh/sftp.h>
 
 #include "common/buf.h"
 #include "controller/ssh/session.h"
@@ -44,7 +43,6 @@ struct host_conn {
 	ssh_channel	 chan;
 	struct ssh_channel_callbacks_struct chan_cb;
 	char		 exit_signal[32]; /* "KILL", or "" */
-	sftp_session	 sftp;
 	char		*cmd;		/* shortened, for messages */
 	struct buf	 what;		/* the current step */
 	long long	 deadline;	/* of the current step, ms */
@@ -108,15 +106,15 @@ int	conn_keepalive(struct host_conn *c, int *ms, struct err *err);
 void	conn_alive_heard(struct host_conn *c);
 
 /*
- * The one place where libssh and SFTP failures become envctl errors.  The
- * step that failed is c->what; fmt, when not NULL, says more.  code is the
- * ENVCTL_E* for a failure that is neither a timeout nor a lost connection;
- * sftp_st is the SFTP status of the failed request, or -1.  A timeout or a
- * lost connection makes the connection unusable.  Returns the code.
+ * The one place where libssh failures become envctl errors.  The step
+ * that failed is c->what; fmt, when not NULL, says more.  code is the
+ * ENVCTL_E* for a failure that is neither a timeout nor a lost connection.
+ * A timeout or a lost connection makes the connection unusable.  Returns
+ * the code.
  */
-int	conn_fail(struct host_conn *c, int code, int sftp_st,
-	    struct err *err, const char *fmt, ...)
-	    __attribute__((format(printf, 5, 6)));
+int	conn_fail(struct host_conn *c, int code, struct err *err,
+	    const char *fmt, ...)
+	    __attribute__((format(printf, 4, 5)));
 /* 0, or the code of the earlier timeout or error that broke c. */
 int	conn_usable(struct host_conn *c, struct err *err);
 /* Appends s quoted for a POSIX shell when it needs quoting (or always). */

@@ -135,7 +135,7 @@ hostkey_get(struct host_conn *c, struct hostkey *hk, struct err *err)
 	if (ssh_get_server_publickey(c->session, &key) != SSH_OK ||
 	    ssh_get_publickey_hash(key, SSH_PUBLICKEY_HASH_SHA256, &hash,
 	    &hlen) != 0) {
-		rc = conn_fail(c, ENVCTL_EHOSTKEY, -1, err,
+		rc = conn_fail(c, ENVCTL_EHOSTKEY, err,
 		    "cannot read the host key");
 		goto out;
 	}
@@ -143,7 +143,7 @@ hostkey_get(struct host_conn *c, struct hostkey *hk, struct err *err)
 	    ssh_key_type_to_char(ssh_key_type(key)) : "unknown");
 	if ((s = ssh_get_fingerprint_hash(SSH_PUBLICKEY_HASH_SHA256, hash,
 	    hlen)) == NULL) {
-		rc = conn_fail(c, ENVCTL_EHOSTKEY, -1, err,
+		rc = conn_fail(c, ENVCTL_EHOSTKEY, err,
 		    "cannot compute the host key's fingerprint");
 		goto out;
 	}
@@ -152,7 +152,7 @@ hostkey_get(struct host_conn *c, struct hostkey *hk, struct err *err)
 	s = NULL;
 	if (ssh_session_export_known_hosts_entry(c->session, &s) != SSH_OK ||
 	    s == NULL) {
-		rc = conn_fail(c, ENVCTL_EHOSTKEY, -1, err,
+		rc = conn_fail(c, ENVCTL_EHOSTKEY, err,
 		    "cannot format the host key");
 		goto out;
 	}
@@ -264,7 +264,7 @@ kh_lock(struct host_conn *c, int fd, struct err *err)
 			return err_errno(err, ENVCTL_ESYS, errno, "%s: cannot "
 			    "lock", c->known_hosts);
 		if (conn_left_ms(c) == 0)
-			return conn_fail(c, ENVCTL_ETIMEOUT, -1, err,
+			return conn_fail(c, ENVCTL_ETIMEOUT, err,
 			    "waiting for the lock on %s", c->known_hosts);
 		nanosleep(&ts, NULL);
 	}
@@ -356,7 +356,7 @@ hostkey_accept(struct host_conn *c, const struct hostkey *hk,
 	case SSH_KNOWN_HOSTS_NOT_FOUND:
 		break;
 	default:
-		rc = conn_fail(c, ENVCTL_EHOSTKEY, -1, err, "cannot read %s",
+		rc = conn_fail(c, ENVCTL_EHOSTKEY, err, "cannot read %s",
 		    c->known_hosts);
 		goto out;
 	}
@@ -389,7 +389,7 @@ knownhosts_check(struct host_conn *c, int accept_new,
 
 	if (ssh_options_get(c->session, SSH_OPTIONS_KNOWNHOSTS, &kh) !=
 	    SSH_OK || kh == NULL)
-		return conn_fail(c, ENVCTL_EHOSTKEY, -1, err,
+		return conn_fail(c, ENVCTL_EHOSTKEY, err,
 		    "no known_hosts file");
 	c->known_hosts = xstrdup(kh);
 	ssh_string_free_char(kh);
@@ -419,7 +419,7 @@ knownhosts_check(struct host_conn *c, int accept_new,
 			rc = hostkey_unknown(c, &hk, err);
 		break;
 	default:
-		rc = conn_fail(c, ENVCTL_EHOSTKEY, -1, err, "cannot read %s",
+		rc = conn_fail(c, ENVCTL_EHOSTKEY, err, "cannot read %s",
 		    c->known_hosts);
 		break;
 	}

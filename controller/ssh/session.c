@@ -126,7 +126,7 @@ set_opt(struct host_conn *c, enum ssh_options_e opt, const void *v,
 {
 	if (ssh_options_set(c->session, opt, v) == SSH_OK)
 		return 0;
-	return conn_fail(c, ENVCTL_EINVALID, -1, err, "cannot set %s", name);
+	return conn_fail(c, ENVCTL_EINVALID, err, "cannot set %s", name);
 }
 
 /* libssh 0.10 turns a ProxyJump into "ssh [-l U] [-p P] [-J ...] -W
@@ -364,7 +364,7 @@ configure(struct host_conn *c, const struct conn_params *p, struct err *err)
 		return rc;
 	}
 	if (ssh_options_parse_config(c->session, p->ssh_config) != 0)
-		return conn_fail(c, ENVCTL_EPARSE, -1, err, "ssh_config '%s'",
+		return conn_fail(c, ENVCTL_EPARSE, err, "ssh_config '%s'",
 		    p->ssh_config != NULL ? p->ssh_config : "~/.ssh/config");
 	if ((rc = fix_proxyjump(c, p->ssh_config, err)) != 0 ||
 	    (rc = cli_proxy(c, p, err)) != 0)
@@ -499,7 +499,7 @@ authenticate(struct host_conn *c, const struct conn_params *p,
 		goto out;
 	}
 	if (rc == SSH_AUTH_ERROR || rc == SSH_AUTH_AGAIN) {
-		rc = conn_fail(c, ENVCTL_EAUTH, -1, err, NULL);
+		rc = conn_fail(c, ENVCTL_EAUTH, err, NULL);
 		goto out;
 	}
 	method_names(ssh_userauth_list(c->session, NULL), &methods);
@@ -595,11 +595,11 @@ conn_open(struct host_conn **out, const struct conn_params *p,
 		now = deadline_now_ms();
 		if (now - t0 >= (long long)c->timeout * 1000 - 50 ||
 		    (c->host_deadline != 0 && now >= c->host_deadline))
-			rc = conn_fail(c, ENVCTL_ETIMEOUT, -1, err, NULL);
+			rc = conn_fail(c, ENVCTL_ETIMEOUT, err, NULL);
 		else {
 			buf_reset(&c->what);
 			buf_addf(&c->what, "cannot connect to %s", c->target);
-			rc = conn_fail(c, ENVCTL_ECONNECT, -1, err, NULL);
+			rc = conn_fail(c, ENVCTL_ECONNECT, err, NULL);
 		}
 		goto out;
 	}
@@ -661,9 +661,6 @@ conn_close(struct host_conn *c)
 		if (c->broken != 0)
 			conn_cut(c);
 		channel_release(c);
-		if (c->sftp != NULL)
-			sftp_free(c->sftp);
-		c->sftp = NULL;
 		if (c->broken == 0)
 			ssh_disconnect(c->session);
 		conn_step_end(c);

@@ -56,7 +56,6 @@ struct conn_params {
 
 struct conn_stats {
 	int		 channels;	/* exec channels opened */
-	int		 sftp_sessions;
 	int		 round_trips;	/* send -> recv turns */
 	int		 keepalives;	/* sent while waiting */
 };

@@ -2,7 +2,8 @@
 # t-wire.sh - the structure that makes envctl fast, counted by the hosts'
 # own sshd logs (not by envctl): every command makes exactly one SSH
 # connection per host; a warm plan uses one exec channel (at most two
-# allowed) and no SFTP; a cold host gets one SFTP session more, once.
+# allowed), carrying its requests; a cold host gets the agent through the
+# same exec channel; SFTP is never used.
 # Nothing here is timed: `make bench` measures speed.
 
 # shellcheck source=SCRIPTDIR/lib.sh
@@ -48,9 +49,17 @@ expect() {
 	done <"$E2E_TMP/before" 3<"$E2E_TMP/after"
 }
 
-# --- cold: one connection; one exec (the bootstrap waits for the upload
-# and becomes the agent), SFTP once -----------------------------------------
-expect "cold plan" 1 1 1 "${E[@]}" plan "$INV" "${KH[@]}"
+# --- cold: one connection; one exec (the bootstrap takes the agent on its
+# stdin, checks its digest and becomes it), no SFTP -----------------------
+expect "cold plan" 1 1 0 "${E[@]}" plan "$INV" "${KH[@]}" --json
+python3 - "$E2E_TMP/out" <<'PY' || fail "cold plan: envctl's own counts"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+for h in doc["hosts"]:
+    s = h["stats"]
+    # The exec (its requests in it), then the agent sent on its stdin.
+    assert s == {"channels": 1, "round_trips": 2}, (h["name"], s)
+PY
 # --- warm: one connection, one exec, no SFTP --------------------------------
 expect "warm plan" 1 1-2 0 "${E[@]}" plan "$INV" "${KH[@]}" --json
 python3 - "$E2E_TMP/out" <<'PY' || fail "warm plan: envctl's own counts"
@@ -60,8 +69,8 @@ assert len(doc["hosts"]) == 3
 for h in doc["hosts"]:
     s = h["stats"]
     assert 1 <= s["channels"] <= 2, (h["name"], s)
-    assert s["sftp_sessions"] == 0, (h["name"], s)
-    # hello and read go out together: one round trip for the whole plan.
+    # hello and read go out with the exec itself: one round trip for the
+    # whole plan after the channel is open.
     assert s["round_trips"] == 1, (h["name"], s)
 PY
 expect "plan -o" 1 1 0 "${E[@]}" plan "$INV" "${KH[@]}" -o "$E2E_TMP/plan.json"

@@ -279,6 +279,61 @@ START_TEST(test_version)
 }
 END_TEST
 
+/*
+ * --requests: the frames that came with the exec are answered first, in
+ * order, then stdin's; bad base64 is refused before anything is served.
+ */
+START_TEST(test_requests_arg)
+{
+	struct buf first = ENVCTL_BUF_INIT, b64 = ENVCTL_BUF_INIT;
+	struct buf in = ENVCTL_BUF_INIT, out = ENVCTL_BUF_INIT;
+	char *argv[] = { (char *)agent_bin(), "--requests", NULL, NULL };
+	char *bad[] = { (char *)agent_bin(), "--requests", "a$b=", NULL };
+	char *twice[] = { (char *)agent_bin(), "--requests", "", "--requests",
+		"", NULL };
+	json_t *req, *m;
+	struct tu_run r;
+	int i;
+
+	for (i = 1; i <= 2; i++) {
+		req = json_pack("{s:s,s:i,s:i}", "op", "hello", "id", i,
+		    "protocol", 1);
+		ck_assert_int_eq(proto_encode(&first, req, NULL), 0);
+		json_decref(req);
+	}
+	req = json_pack("{s:s,s:i,s:i}", "op", "hello", "id", 3, "protocol",
+	    1);
+	ck_assert_int_eq(proto_encode(&in, req, NULL), 0);
+	json_decref(req);
+	proto_b64_encode(&b64, first.data, first.len);
+	argv[2] = b64.data;
+	tu_run(&r, argv, NULL, in.data, in.len);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.errout);
+	buf_add(&out, r.out, r.outlen);
+	for (i = 1; i <= 3; i++) {
+		ck_assert_int_eq(proto_decode(&m, &out, NULL), 1);
+		ck_assert_int_eq(jint(m, "id"), i);
+		assert_ok(m);
+		json_decref(m);
+	}
+	ck_assert_uint_eq(out.len, 0);
+	tu_run_free(&r);
+
+	tu_run(&r, bad, NULL, in.data, in.len);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_uint_eq(r.outlen, 0);
+	ck_assert_ptr_nonnull(strstr(r.errout, "envctl-agent: --requests: "));
+	tu_run_free(&r);
+	tu_run(&r, twice, NULL, NULL, 0);
+	ck_assert_int_eq(r.status, 64);
+	tu_run_free(&r);
+	buf_release(&first);
+	buf_release(&b64);
+	buf_release(&in);
+	buf_release(&out);
+}
+END_TEST
+
 START_TEST(test_empty_session)
 {
 	struct buf in = ENVCTL_BUF_INIT;
@@ -2274,6 +2329,7 @@ main(void)
 
 	tcase_add_test(proto, test_version);
 	tcase_add_test(proto, test_empty_session);
+	tcase_add_test(proto, test_requests_arg);
 	tcase_add_test(proto, test_hello);
 	tcase_add_test(proto, test_hello_protocol);
 	tcase_add_test(proto, test_unknown_op);
