@@ -13,7 +13,15 @@
 
 struct agent_ctx;
 struct err;
+struct policy;
 
+/*
+ * Sets "real", "dir", "backups" and "ignored" in out: the backups kept in
+ * dir (which pol must allow) of the file whose real path is real.  Also a
+ * read's, when it asks for them (rollback needs no second round trip).
+ */
+int	op_backups_list(json_t *out, struct policy *pol, const char *dir,
+	    const char *real, struct err *err);
 /* An ops.h handler. */
 int	op_backups(json_t *reply, const json_t *req,
 	    const struct agent_ctx *ctx, struct err *err);

@@ -16,6 +16,7 @@
 #include "fscheck.h"
 #include "gpuhost.h"
 #include "ops.h"
+#include "op_backups.h"
 #include "policy.h"
 #include "probe.h"
 #include "request.h"
@@ -30,6 +31,7 @@ struct read_req {
 	int		  timeout_ms;
 	int		  fork;		/* more runs follow: start the
 					   fork server for this one */
+	const char	*backup_dir;	/* list the target's backups, or NULL */
 };
 
 static int
@@ -80,6 +82,8 @@ parse_req(struct read_req *rq, const json_t *req, struct err *err)
 	    (r = req_path(&rq->path, json_object_get(req, "path"), 1, "read",
 	    "path", err)) != 0 ||
 	    (r = req_bool(&rq->fork, req, "fork", "read", err)) != 0 ||
+	    (r = req_path(&rq->backup_dir, json_object_get(json_object_get(req,
+	    "backups"), "dir"), 1, "read", "backups.dir", err)) != 0 ||
 	    (r = req_int(&rq->timeout_ms, req, "timeout_ms",
 	    ENVCTL_READ_TIMEOUT_MS, 1, ENVCTL_READ_TIMEOUT_MAX, "read",
 	    err)) != 0 ||
@@ -207,6 +211,25 @@ checks_json(const struct read_req *rq, struct policy *pol,
 	return a;
 }
 
+/*
+ * The backups op's reply for the target, or its error reply: a read that
+ * found the file does not fail because the backups cannot be listed.
+ */
+static json_t *
+backups_json(struct policy *pol, const char *dir, const char *real)
+{
+	struct err err = ENVCTL_ERR_INIT;
+	json_t *o = json_object();
+
+	if (op_backups_list(o, pol, dir, real, &err) != 0) {
+		json_decref(o);
+		o = ops_error_reply(NULL, &err);
+	} else
+		json_object_set_new(o, "ok", json_true());
+	err_release(&err);
+	return o;
+}
+
 int
 op_read(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
     struct err *err)
@@ -271,6 +294,9 @@ op_read(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
 	    probe_json(&p, is_shadowed(&rq, &p, &t)));
 	json_object_set_new(reply, "checks", checks);
 	checks = NULL;
+	if (rq.backup_dir != NULL)
+		json_object_set_new(reply, "backups", backups_json(&pol,
+		    rq.backup_dir, t.real));
 out:
 	/* Failures after the interpreter ran keep what it said. */
 	if (r != 0 && ran && (p.errtext.len > 0 || p.exit != 0))

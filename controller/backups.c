@@ -68,6 +68,21 @@ backups_fetch(struct backup_list *bl, struct agentlink *l, const char *path,
 	return r;
 }
 
+int
+backups_get(struct backup_list *bl, const json_t *with_read,
+    struct agentlink *l, const char *path, const struct playbook *pb,
+    struct err *err)
+{
+	int r;
+
+	if (with_read == NULL)
+		return backups_fetch(bl, l, path, pb, err);
+	memset(bl, 0, sizeof(*bl));
+	if ((r = proto_reply_error(with_read, err)) == 0)
+		backups_parse(bl, with_read);
+	return r;
+}
+
 const struct backup_entry *
 backups_pick(const struct backup_list *bl, const char *to,
     const char *current_sha256)

@@ -36,6 +36,13 @@ struct backup_list {
 	char		*real;		/* the file they are backups of */
 };
 
+/*
+ * The list that came with the read (plan.h hp->backups) when there is one,
+ * else fetched for path on l; ENVCTL_EREMOTE etc. from the agent.
+ */
+int	backups_get(struct backup_list *bl, const json_t *with_read,
+	    struct agentlink *l, const char *path, const struct playbook *pb,
+	    struct err *err);
 /* Fetches the list for path; ENVCTL_EREMOTE etc. from the agent. */
 int	backups_fetch(struct backup_list *bl, struct agentlink *l,
 	    const char *path, const struct playbook *pb, struct err *err);

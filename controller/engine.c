@@ -52,7 +52,8 @@ choose_backup(struct engine *e, struct engine_host *eh, struct agentlink *l)
 	const struct backup_entry *b;
 	const char *to = e->p->to;
 
-	if (backups_fetch(&eh->bl, l, hp->st.path, e->ctx->pb, &eh->err) != 0)
+	if (backups_get(&eh->bl, hp->backups, l, hp->st.path, e->ctx->pb,
+	    &eh->err) != 0)
 		goto fail;
 	if ((b = backups_pick(&eh->bl, to, hp->st.exists ? hp->st.sha256 :
 	    "")) == NULL) {
@@ -106,8 +107,8 @@ decide(struct engine *e, struct engine_host *eh, struct agentlink *l)
 	case ENVCTL_CHANGE_NONE:
 		return;
 	case ENVCTL_CHANGE_BACKUPS:
-		if (backups_fetch(&eh->bl, l, eh->hp.st.path, e->ctx->pb,
-		    &eh->err) != 0)
+		if (backups_get(&eh->bl, eh->hp.backups, l, eh->hp.st.path,
+		    e->ctx->pb, &eh->err) != 0)
 			err_sethost(&eh->err, eh->name);
 		return;
 	case ENVCTL_CHANGE_ROLLBACK:
@@ -238,7 +239,9 @@ read_job(void *arg, size_t i)
 	    eh->interps, eh->ninterps) != 0)
 		goto out;
 	plan_fetch(rows, &nused, l, e->ctx->pb, eh->interps, eh->ninterps,
-	    wants_fork(e->p));
+	    wants_fork(e->p), e->p->change == ENVCTL_CHANGE_ROLLBACK ||
+	    e->p->change == ENVCTL_CHANGE_BACKUPS ? e->ctx->pb->backup_dir :
+	    NULL);
 	plan_one_file(eh, &nused);
 out:
 	if (l != NULL)

@@ -30,8 +30,8 @@ outcome_name(enum outcome o)
 static int
 exchange(struct agentlink *l, const struct host_plan *hp,
     const struct playbook *pb, const char *const *interps, size_t n,
-    int fork, json_t **hello, json_t **reads, json_t **layers,
-    struct err *err)
+    int fork, const char *backup_dir, json_t **hello, json_t **reads,
+    json_t **layers, struct err *err)
 {
 	json_t *req;
 	size_t i;
@@ -50,6 +50,9 @@ exchange(struct agentlink *l, const struct host_plan *hp,
 		    (json_int_t)i + 2, ms);
 		if (fork && i == 0)
 			json_object_set_new(req, "fork", json_true());
+		if (backup_dir != NULL)
+			json_object_set_new(req, "backups", json_pack("{s:s}",
+			    "dir", backup_dir));
 		r = agentlink_send(l, req, err);
 		json_decref(req);
 	}
@@ -293,7 +296,7 @@ row(struct host_plan **rows, size_t k, const struct playbook *pb,
 int
 plan_fetch(struct host_plan **rows, size_t *nrows, struct agentlink *l,
     const struct playbook *pb, const char *const *interps, size_t n,
-    int fork)
+    int fork, const char *backup_dir)
 {
 	json_t *hello = NULL, *layers = NULL;
 	json_t **reads = xcalloc(n + 1, sizeof(*reads));
@@ -307,8 +310,8 @@ plan_fetch(struct host_plan **rows, size_t *nrows, struct agentlink *l,
 	rows[0]->interps = interps;
 	rows[0]->ninterps = n;
 	hello = json_incref(rows[0]->hello);
-	if ((r = exchange(l, rows[0], pb, interps, n, fork, &hello, reads,
-	    &layers, &rows[0]->err)) != 0)
+	if ((r = exchange(l, rows[0], pb, interps, n, fork, backup_dir,
+	    &hello, reads, &layers, &rows[0]->err)) != 0)
 		goto out;
 	/* Each interpreter joins the row of the first that shares its file. */
 	for (i = 0; i < n; i++) {
@@ -338,6 +341,8 @@ plan_fetch(struct host_plan **rows, size_t *nrows, struct agentlink *l,
 				mine[m++] = reads[i];
 			}
 		hp->ninterps = m;
+		hp->backups = json_incref(json_object_get(mine[0],
+		    "backups"));
 		if (proto_reply_error(mine[0], &hp->err) != 0) {
 			err_context(&hp->err, "interpreter '%s'",
 			    hp->interps[0]);
@@ -372,6 +377,7 @@ plan_release(struct host_plan *hp)
 	layers_release(&hp->ly);
 	gpufacts_free(hp->gf);
 	json_decref(hp->hello);
+	json_decref(hp->backups);
 	buf_release(&hp->diff);
 	memset(hp, 0, sizeof(*hp));
 }

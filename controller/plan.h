@@ -71,6 +71,9 @@ struct host_plan {
 	   the hello they came with, for plan_fetch(). */
 	struct gpufacts	*gf;
 	json_t		*hello;
+	/* The file's backups, listed with the read when plan_fetch() was
+	   given a backup_dir (an agent reply: ok:true, or its error). */
+	json_t		*backups;
 	enum outcome	 outcome;
 	struct err	 err;		/* why failed / unreachable */
 	int		 have_state;	/* st and the fields below are valid */
@@ -95,12 +98,14 @@ struct host_plan {
  * plan_begin()'d here): at most n rows, *nrows says how many.  An
  * interpreter whose read fails has a failed row of its own.  fork asks the
  * agent to start its fork server (more interpreter runs follow on this
- * session).  Returns 0 or the first row's error code; every row's is in
- * its err (the host's name is the caller's to add).
+ * session); backup_dir, when not NULL, asks each read for the backups of
+ * its file there (hp->backups: rollback and backups need no round trip
+ * more).  Returns 0 or the first row's error code; every row's is in its
+ * err (the host's name is the caller's to add).
  */
 int	plan_fetch(struct host_plan **rows, size_t *nrows, struct agentlink *l,
 	    const struct playbook *pb, const char *const *interps, size_t n,
-	    int fork);
+	    int fork, const char *backup_dir);
 /*
  * plan_fetch() without the network, for tests and fuzzing: plan_begin()
  * sets hp (zeroed) up for h and expands its values (outcome failed and

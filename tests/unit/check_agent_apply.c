@@ -2162,6 +2162,48 @@ START_TEST(test_backups_list)
 }
 END_TEST
 
+/*
+ * A read that asks for the backups (rollback, envctl backups) lists what
+ * the backups op lists, in the same reply.
+ */
+START_TEST(test_read_lists_backups)
+{
+	struct site s;
+	json_t *reply, *op, *bk;
+	char *a = good_file(1);
+
+	site_init(&s, "import os\n", 1);
+	reply = ask(apply_req(&s, a));
+	assert_ok(reply);
+	json_decref(reply);
+	op = ask(backups_req(&s));
+	assert_ok(op);
+	reply = ask(json_pack("{s:s,s:i,s:s,s:s,s:[s],s:i,s:{s:s}}", "op",
+	    "read", "id", 1, "interpreter", s.interp, "path", s.target, "vars",
+	    "NCCL_PROTO", "timeout_ms", 20000, "backups", "dir", s.backups));
+	assert_ok(reply);
+	bk = jget(reply, "backups");
+	ck_assert_ptr_nonnull(bk);
+	assert_ok(bk);
+	ck_assert_str_eq(jstr(bk, "real"), s.real);
+	ck_assert_str_eq(jstr(bk, "dir"), s.store);
+	ck_assert(json_equal(jget(bk, "backups"), jget(op, "backups")));
+	ck_assert_uint_eq(json_array_size(jget(bk, "backups")), 1);
+	json_decref(reply);
+	json_decref(op);
+
+	/* A relative directory: the read stands, the request is refused. */
+	reply = ask(json_pack("{s:s,s:i,s:s,s:s,s:[s],s:i,s:{s:s}}", "op",
+	    "read", "id", 1, "interpreter", s.interp, "path", s.target, "vars",
+	    "NCCL_PROTO", "timeout_ms", 20000, "backups", "dir", "rel"));
+	assert_fail(reply, "EINVALID",
+	    "read: 'backups.dir' must be null or an absolute path");
+	json_decref(reply);
+	site_release(&s);
+	free(a);
+}
+END_TEST
+
 /* Each case: a change to a valid request, and the EINVALID message. */
 START_TEST(test_bad_args)
 {
@@ -2578,6 +2620,7 @@ main(void)
 	tcase_add_test(bk, test_prune_keep);
 	tcase_add_test(bk, test_same_second);
 	tcase_add_test(bk, test_rollback);
+	tcase_add_test(bk, test_read_lists_backups);
 	tcase_add_test(bk, test_rollback_nothing);
 	tcase_add_test(bk, test_backups_list);
 	tcase_add_test(bk, test_failed_keeps_history);
