@@ -253,21 +253,24 @@ CHECK_BUILD = all $(AGENT_FAULTS) $(TEST_BIN) $(FUZZ_BIN)
 
 check-build: $(CHECK_BUILD)
 
+# Each step says how long it took (CI's budget is 15 minutes).
+STEP = sh tests/timed-step
 check: lint-layers lint-man lint-py lint-sh lint-headers lint-contrib
-	$(Q)$(MAKE) --no-print-directory -j$(JOBS) check-build $(B)/delayproxy
-	$(Q)$(MAKE) --no-print-directory check-unit
-	$(Q)$(MAKE) --no-print-directory check-inventory
-	$(Q)$(MAKE) --no-print-directory check-fuzz
-	$(Q)$(MAKE) --no-print-directory check-e2e
-	$(Q)$(MAKE) --no-print-directory check-slurm
-	$(Q)$(MAKE) --no-print-directory check-bench-tools
+	$(Q)$(STEP) build $(MAKE) --no-print-directory -j$(JOBS) check-build \
+	    $(B)/delayproxy
+	$(Q)$(STEP) unit $(MAKE) --no-print-directory check-unit
+	$(Q)$(STEP) inventory $(MAKE) --no-print-directory check-inventory
+	$(Q)$(STEP) fuzz $(MAKE) --no-print-directory check-fuzz
+	$(Q)$(STEP) e2e $(MAKE) --no-print-directory check-e2e
+	$(Q)$(STEP) slurm $(MAKE) --no-print-directory check-slurm
+	$(Q)$(STEP) bench-tools $(MAKE) --no-print-directory check-bench-tools
 	$(Q)echo '== again under SANITIZE=address,undefined'
-	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined \
-	    -j$(JOBS) check-build
+	$(Q)$(STEP) "build (sanitizers)" $(MAKE) --no-print-directory \
+	    SANITIZE=address,undefined -j$(JOBS) check-build
 	$(Q)ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	    $(MAKE) --no-print-directory SANITIZE=address,undefined check-unit \
-	    check-fuzz
+	    $(STEP) "unit and fuzz (sanitizers)" $(MAKE) --no-print-directory \
+	    SANITIZE=address,undefined check-unit check-fuzz
 
 # Includes go one way: controller -> common, agent -> common; common stands
 # alone and never sees libssh; only the transport module may include libssh.
@@ -297,7 +300,8 @@ $(B)/hdr-ag/%.o: % | $(AGENT_INC)
 SH_SCRIPTS = $(shell grep -l -e '^\#! */bin/\(ba\)\?sh' \
 	-e '^\#! */usr/bin/env \(ba\)\?sh' -e '^\# shellcheck shell=' \
 	scripts/* .ci/run tests/e2e/* tests/bench/* tests/inventory/run \
-	tests/fuzz/run tests/run-unit tests/lint-layers tests/slurm/* \
+	tests/fuzz/run tests/run-unit tests/timed-step tests/lint-layers \
+	tests/slurm/* \
 	contrib/slurm/* 2>/dev/null)
 lint-sh:
 	$(Q)command -v shellcheck >/dev/null || { echo "lint-sh: install" \
