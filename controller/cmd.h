@@ -62,20 +62,22 @@ void	cmd_fleet_options(struct opt *opts, struct fleet_args *a);
 /* --lock-timeout SECONDS into *v (0..86400), for the commands that change
  * hosts; the caller sets the default, 30. */
 struct opt cmd_lock_timeout_option(int *v);
-/* --serial and --max-fail, for the commands that change hosts. */
+/* --serial, --by-group and --max-fail, for the commands that change
+ * hosts. */
 struct rollout_args {
 	const char	*serial;
+	const char	*by_group;
 	const char	*max_fail;
 };
 
-#define ENVCTL_ROLLOUT_NOPTS	2
+#define ENVCTL_ROLLOUT_NOPTS	3
 
 /* Clears a and writes ENVCTL_ROLLOUT_NOPTS entries into opts. */
 void	cmd_rollout_options(struct opt *opts, struct rollout_args *a);
 /*
- * Parses a into rs and points p->rollout at it when --serial was given.
- * -1 (after printing "envctl CMD: why") on a bad value, or --max-fail
- * without --serial.
+ * Parses a into rs and points p->rollout at it when --serial or
+ * --by-group was given.  -1 (after printing "envctl CMD: why") on a bad
+ * value, or --max-fail without either.
  */
 int	cmd_rollout(struct engine_policy *p, struct rollout_spec *rs,
 	    const struct rollout_args *a, const char *cmd);

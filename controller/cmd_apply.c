@@ -19,8 +19,9 @@
 
 static const char *const usage[] = {
 	"envctl apply INVENTORY [--yes] [-p PLAYBOOK] [-l LIMIT] [-j N] "
-	    "[--serial LIST [--max-fail N|P%]]",
-	"envctl apply PLANFILE [-j N] [--serial LIST [--max-fail N|P%]]",
+	    "[--serial LIST] [--by-group GROUPS] [--max-fail N|P%]",
+	"envctl apply PLANFILE [-j N] [--serial LIST] [--by-group GROUPS] "
+	    "[--max-fail N|P%]",
 	NULL
 };
 

@@ -66,10 +66,14 @@ cmd_rollout_options(struct opt *opts, struct rollout_args *a)
 	opts[0] = (struct opt){ 0, "serial", ENVCTL_OPT_STRING, &a->serial,
 	    "LIST", "change the hosts in batches of these sizes, each a "
 	    "count or a percentage (1,10%,100%); the last repeats", 0, 0 };
-	opts[1] = (struct opt){ 0, "max-fail", ENVCTL_OPT_STRING,
-	    &a->max_fail, "N|P%", "with --serial: stop after the batch in "
-	    "which the failed hosts exceed N, or P% of the hosts to change",
-	    0, 0 };
+	opts[1] = (struct opt){ 0, "by-group", ENVCTL_OPT_STRING,
+	    &a->by_group, "GROUPS", "change the hosts group by group, in "
+	    "this order (rack1,rack2,all), each host with the first it is "
+	    "in; --serial's batches apply within each group", 0, 0 };
+	opts[2] = (struct opt){ 0, "max-fail", ENVCTL_OPT_STRING,
+	    &a->max_fail, "N|P%", "with --serial or --by-group: stop after "
+	    "the batch in which the failed hosts exceed N, or P% of the "
+	    "hosts to change", 0, 0 };
 }
 
 int
@@ -79,11 +83,13 @@ cmd_rollout(struct engine_policy *p, struct rollout_spec *rs,
 	struct err err = ENVCTL_ERR_INIT;
 
 	memset(rs, 0, sizeof(*rs));
-	if (a->max_fail != NULL && a->serial == NULL)
-		err_set(&err, ENVCTL_EUSAGE, "--max-fail needs --serial: in "
-		    "one batch there is nothing left to stop");
-	else if (a->serial != NULL &&
-	    rollout_parse_serial(rs, a->serial, &err) == 0 &&
+	if (a->max_fail != NULL && a->serial == NULL && a->by_group == NULL)
+		err_set(&err, ENVCTL_EUSAGE, "--max-fail needs --serial or "
+		    "--by-group: in one batch there is nothing left to stop");
+	else if ((a->serial == NULL ||
+	    rollout_parse_serial(rs, a->serial, &err) == 0) &&
+	    (a->by_group == NULL ||
+	    rollout_parse_groups(rs, a->by_group, &err) == 0) &&
 	    a->max_fail != NULL)
 		rollout_parse_max_fail(rs, a->max_fail, &err);
 	if (err.code != 0) {
@@ -91,7 +97,7 @@ cmd_rollout(struct engine_policy *p, struct rollout_spec *rs,
 		err_release(&err);
 		return -1;
 	}
-	if (a->serial != NULL)
+	if (a->serial != NULL || a->by_group != NULL)
 		p->rollout = rs;
 	return 0;
 }

@@ -24,8 +24,8 @@
 
 static const char *const usage[] = {
 	"envctl drift INVENTORY [--report FILE] [--metrics-file FILE] "
-	    "[--lock FILE] [--fix [--lock-timeout SECONDS] [--serial LIST "
-	    "[--max-fail N|P%]]] [-q] [-v]",
+	    "[--lock FILE] [--fix [--lock-timeout SECONDS] [--serial LIST] "
+	    "[--by-group GROUPS] [--max-fail N|P%]] [-q] [-v]",
 	NULL
 };
 
@@ -113,9 +113,10 @@ cmd_drift(int argc, char **argv)
 		code = ENVCTL_EXIT_USAGE;
 		goto out;
 	}
-	if ((ra.serial != NULL || ra.max_fail != NULL) && !dofix) {
-		out_note("envctl drift: --serial and --max-fail are for --fix: "
-		    "a drift check changes no host\n");
+	if ((ra.serial != NULL || ra.by_group != NULL ||
+	    ra.max_fail != NULL) && !dofix) {
+		out_note("envctl drift: --serial, --by-group and --max-fail "
+		    "are for --fix: a drift check changes no host\n");
 		code = ENVCTL_EXIT_USAGE;
 		goto out;
 	}

@@ -16,7 +16,7 @@
 
 static const char *const usage[] = {
 	"envctl rollback INVENTORY [--to ID|latest] [--yes] [-l LIMIT] "
-	    "[--serial LIST [--max-fail N|P%]]",
+	    "[--serial LIST] [--by-group GROUPS] [--max-fail N|P%]",
 	NULL
 };
 

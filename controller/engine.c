@@ -436,7 +436,8 @@ to_change(const struct engine *e, size_t i)
 
 /*
  * Splits the hosts to change into the rollout's batches (one without
- * --serial), in run order, a host with all its rows in one batch.
+ * --serial or --by-group), in run order, a host with all its rows in one
+ * batch; a batch spans the rows from its first host to its last.
  */
 static void
 make_batches(struct engine *e)
@@ -444,34 +445,55 @@ make_batches(struct engine *e)
 	static const struct rollout_spec one;
 	struct rollout_run *run = &e->run;
 	struct rollout_batch *b;
-	size_t *sizes, i, k, n = 0, total = 0;
+	const struct host **hosts = xcalloc(e->nhosts + 1, sizeof(*hosts));
+	size_t *lead = xcalloc(e->nhosts + 1, sizeof(*lead));
+	size_t *batch = xcalloc(e->nhosts + 1, sizeof(*batch));
+	size_t i, k, n = 0;
+	struct engine_host *eh;
 
 	for (i = 0; i < e->nhosts; i++)
-		total += !e->hosts[i].follower && to_change(e, i);
-	sizes = rollout_split(e->p->rollout != NULL ? e->p->rollout : &one,
-	    total, &run->nbatches);
-	run->total = total;
-	run->budget = e->p->rollout != NULL ?
-	    rollout_budget(e->p->rollout, total) : SIZE_MAX;
-	run->batches = xcalloc(run->nbatches + 1, sizeof(*run->batches));
-	for (i = 0; i < run->nbatches; i++)
-		run->batches[i].names = xcalloc(sizes[i] + 1,
-		    sizeof(*run->batches[i].names));
-	b = run->batches;
-	for (i = 0; i < e->nhosts && total > 0; i++) {
-		if (e->hosts[i].follower || !to_change(e, i))
+		if (!e->hosts[i].follower && to_change(e, i)) {
+			lead[n] = i;
+			hosts[n++] = e->hosts[i].host;
+		}
+	rollout_batches(run, e->p->rollout != NULL ? e->p->rollout : &one,
+	    hosts, n, batch);
+	for (i = 0; i < n; i++) {
+		if (batch[i] == 0)
 			continue;
-		if (b->nhosts == sizes[n])
-			b = &run->batches[++n];
-		if (b->nhosts == 0)
-			b->from = i;
-		b->to = i + e->hosts[i].nrows;
-		b->names[b->nhosts++] = e->hosts[i].name;
-		for (k = 0; k < e->hosts[i].nrows; k++)
-			if (e->hosts[i + k].chosen && !e->hosts[i + k].tried)
-				e->hosts[i + k].batch = n + 1;
+		eh = &e->hosts[lead[i]];
+		b = &run->batches[batch[i] - 1];
+		if (b->to == 0)
+			b->from = lead[i];
+		b->to = lead[i] + eh->nrows;
+		for (k = 0; k < eh->nrows; k++)
+			if (eh[k].chosen && !eh[k].tried)
+				eh[k].batch = batch[i];
 	}
-	free(sizes);
+	free(hosts);
+	free(lead);
+	free(batch);
+}
+
+/*
+ * --by-group: its groups, and each host the rollout may change in one of
+ * them, checked before any host is contacted.
+ */
+static int
+check_groups(struct engine *e, struct err *err)
+{
+	const struct host **hosts = xcalloc(e->nhosts + 1, sizeof(*hosts));
+	size_t i, n = 0;
+	int r;
+
+	for (i = 0; i < e->nhosts; i++)
+		if (!e->hosts[i].follower && e->hosts[i].host != NULL &&
+		    !e->hosts[i].tried)
+			hosts[n++] = e->hosts[i].host;
+	r = rollout_groups(&e->run, e->p->rollout, e->ctx->inv, hosts, n,
+	    err);
+	free(hosts);
+	return r;
 }
 
 /* How the batch went for the leader at i: a failed row fails the host. */
@@ -523,14 +545,14 @@ batch_done(struct engine *e, struct rollout_batch *b)
 static int
 confirm(const char *verb, size_t n, const struct rollout_run *run)
 {
+	struct buf b = ENVCTL_BUF_INIT;
 	char line[64];
-	size_t i;
 
-	out_note("%s %zu host%s", verb, n, n == 1 ? "" : "s");
-	for (i = 0; run != NULL && i < run->nbatches; i++)
-		out_note("%s%zu", i == 0 ? ", in batches of " : ", ",
-		    run->batches[i].nhosts);
-	out_note("? [y/N] ");
+	buf_addf(&b, "%s %zu host%s", verb, n, n == 1 ? "" : "s");
+	if (run != NULL)
+		rollout_plan_text(&b, run);
+	out_note("%s? [y/N] ", b.data);
+	buf_release(&b);
 	if (fgets(line, sizeof(line), stdin) == NULL)
 		return 0;
 	line[strcspn(line, "\r\n")] = '\0';
@@ -915,6 +937,8 @@ engine_run(struct engine *e, const struct engine_policy *p,
 	if (p->plan == NULL)
 		inventory_hosts(e);
 	else if ((r = plan_hosts(e, &err)) != 0)
+		goto fail;
+	if (p->rollout != NULL && (r = check_groups(e, &err)) != 0)
 		goto fail;
 	run_phase(e, 1, 0, e->nhosts);
 	e->plans = xcalloc(e->nhosts + 1, sizeof(*e->plans));

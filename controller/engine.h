@@ -66,10 +66,10 @@ struct engine_policy {
 	int		 ask;
 	const char	*verb;		/* "Apply to", "Roll back" */
 	/*
-	 * --serial: the hosts to change are changed batch by batch, after
-	 * the whole fleet is read (and the question asked once), each on a
-	 * fresh session; past the budget the rest are skipped.  NULL: one
-	 * batch.
+	 * --serial, --by-group: the hosts to change are changed batch by
+	 * batch (group by group), after the whole fleet is read (and the
+	 * question asked once), each on a fresh session; past the budget
+	 * the rest are skipped.  NULL: one batch.
 	 */
 	const struct rollout_spec *rollout;
 	int		 declined_summary; /* a "no" still prints the summary */
@@ -148,7 +148,8 @@ struct engine {
  * the operator said no); after printing why,
  * ENVCTL_EUSAGE when it had to ask and stdin is no terminal, or the error
  * that kept it from starting: agent_binary_load()'s, ENVCTL_ENOTFOUND for
- * a plan's host the inventory no longer has (nothing was contacted).
+ * a plan's host the inventory no longer has, rollout_groups()'s for
+ * --by-group (nothing was contacted).
  */
 int	engine_run(struct engine *e, const struct engine_policy *p,
 	    const struct context *ctx);

@@ -6,7 +6,10 @@
 # hosts of batch 2, stops, and leaves gpu-04..06 skipped and byte for byte
 # untouched (exit 1, the batch lines, the stop in the summary and in
 # --json).  Without pins the batches all run; drift --fix --serial, a plan
-# file with --serial and rollback --serial too.
+# file with --serial and rollback --serial too.  Then --by-group over the
+# hosts as racks: the batches group by group, one budget spent across
+# two groups, the stop inside the second and a later group skipped, a
+# group the inventory lacks, the question, a plan file, drift and rollback.
 
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -168,3 +171,120 @@ fi
 assert_eq "$?" 0 "rollback --serial 2: exit status" || note "$(cat "$E2E_TMP/err")"
 assert_eq "$(json_get '[ len(b["hosts"]) for b in d["rollout"]["batches"] ], d["summary"]["changed"]')" \
     "[2, 2, 2] 6" "rollback --serial 2: three batches of two"
+
+# --- group by group: --by-group, one budget across the groups ---------------
+# The same hosts as racks: rack1 gpu-01 gpu-02, rack2 gpu-03..05, rack3
+# gpu-06.  gpu-02 (rack1) and gpu-04 (rack2) are pinned: with --max-fail 1
+# rack1's one failure is within the budget, rack2's second exceeds it, so
+# the rollout stops inside rack2 and gpu-05 (rack2) and gpu-06 (rack3) are
+# skipped.
+RACKS=$E2E_TMP/racks.yaml
+{
+	cat "$INV"
+	printf '    rack1:\n      hosts:\n        gpu-01:\n        gpu-02:\n'
+	printf '    rack2:\n      hosts:\n        gpu-03:\n        gpu-04:\n'
+	printf '        gpu-05:\n'
+	printf '    rack3:\n      hosts:\n        gpu-06:\n'
+} >"$RACKS"
+for h in gpu-01 gpu-02 gpu-03 gpu-04 gpu-05 gpu-06; do
+	cp "$BROKEN" "$(host_file $h)" || fatal "cannot reset $h"
+done
+pin gpu-02
+pin gpu-04
+fleet_hashes >"$E2E_TMP/before"
+out=$("${E[@]}" apply "$RACKS" "${KH[@]}" --yes -q --serial 1 \
+    --by-group rack1,rack2,rack3 --max-fail 1 2>&1)
+assert_eq "$?" 1 "--by-group stopped rollout: exit status" || note "$out"
+GSTOP="rollout stopped after batch 4 in group rack2 (2 failures > budget 1)"
+want="gpu-01: changed (backup ID)
+batch 1/6 in group rack1: 1 host: 1 changed
+gpu-02: failed: the new file does not work: NCCL_PROTO is 'Simple', want 'LL'
+batch 2/6 in group rack1: 1 host: 0 changed, 1 failed
+gpu-03: changed (backup ID)
+batch 3/6 in group rack2: 1 host: 1 changed
+gpu-04: failed: the new file does not work: NCCL_PROTO is 'Simple', want 'LL'
+batch 4/6 in group rack2: 1 host: 0 changed, 1 failed
+gpu-05: skipped: $GSTOP
+gpu-06: skipped: $GSTOP
+2 changed, 0 in sync, 2 failed, 2 skipped; $GSTOP"
+# shellcheck disable=SC2001 # a regular expression
+assert_eq "$(sed 's/(backup [0-9TZ]*-[0-9a-f]*)/(backup ID)/' <<<"$out")" "$want" \
+    "--by-group stopped rollout: the output"
+assert_eq "$(words "$(fleet_changed "$E2E_TMP/before")")" "gpu-01 gpu-03" \
+    "--by-group: only the hosts before the stop changed"
+for h in gpu-05 gpu-06; do
+	assert_eq "$(host_hash $h)" "$(sha256 "$BROKEN")" "--by-group: $h untouched"
+done
+
+# In the groups' order, not the inventory's: rack3 first, then rack2,
+# whose failure (gpu-04) spends --max-fail 0; rack1 is not reached.
+"${E[@]}" apply "$RACKS" "${KH[@]}" --yes --by-group rack3,rack2,rack1 \
+    --max-fail 0 --json >"$E2E_TMP/out.json" 2>"$E2E_TMP/err"
+assert_eq "$?" 1 "--by-group --json: exit status" || note "$(cat "$E2E_TMP/err")"
+GSTOP="rollout stopped after batch 2 in group rack2 (1 failure > budget 0)"
+assert_eq "$(json_get '[d["rollout"][k] for k in ("serial", "by_group", "budget", "hosts", "failures", "stopped_after", "reason")]')" \
+    "[[], ['rack3', 'rack2', 'rack1'], 0, 4, 1, 2, '$GSTOP']" \
+    "--by-group --json: the rollout object"
+assert_eq "$(json_get '[ (b["group"], b["hosts"], b["changed"], b["failed"], b["skipped"]) for b in d["rollout"]["batches"] ]')" \
+    "[('rack3', ['gpu-06'], 1, 0, 0), ('rack2', ['gpu-04', 'gpu-05'], 1, 1, 0), ('rack1', ['gpu-02'], 0, 0, 1)]" \
+    "--by-group --json: a batch per group, in the groups' order"
+assert_eq "$(json_get '[ (h["name"], h["outcome"], h.get("reason")) for h in d["hosts"] if h["name"] == "gpu-02" ]')" \
+    "[('gpu-02', 'skipped', '$GSTOP')]" "--by-group --json: the later group skipped"
+assert_eq "$(host_hash gpu-02)" "$(sha256 "$BROKEN")" "--by-group --json: gpu-02 untouched"
+
+# A group the inventory lacks, a host in none of the groups: refused
+# before any host is contacted.
+fleet_hashes >"$E2E_TMP/before"
+out=$("${E[@]}" apply "$RACKS" "${KH[@]}" --yes --by-group rack1,rack9 2>&1)
+assert_eq "$?" 1 "--by-group, unknown group: exit status" || note "$out"
+assert_eq "$out" "--by-group: group 'rack9' is not in the inventory '$RACKS'" \
+    "--by-group, unknown group: the message"
+out=$("${E[@]}" apply "$RACKS" "${KH[@]}" --yes --by-group rack2,rack1 2>&1)
+assert_eq "$?" 1 "--by-group, host in none: exit status" || note "$out"
+assert_eq "$out" "--by-group: host 'gpu-06' is in none of the groups rack2,rack1: list its group, end the list with all, or leave it out (-l)" \
+    "--by-group, host in none: the message"
+assert_eq "$(fleet_changed "$E2E_TMP/before")" "" "--by-group refused: nothing changed"
+
+# The question shows the plan: a canary in each group, then the rest of
+# it; all, last, takes the hosts of no group listed before.
+unpin gpu-02
+unpin gpu-04
+for h in gpu-03 gpu-05; do
+	cp "$BROKEN" "$(host_file $h)" || fatal "cannot reset $h"
+done
+if command -v script >/dev/null; then
+	out=$(printf 'n\n' | script -qec "'$ENVCTL_BIN' apply '$RACKS' --known-hosts '$FLEET_KNOWN_HOSTS' --color never -q --serial 1,100% --by-group rack2,all" /dev/null 2>&1)
+	assert_contains "$out" "Apply to 4 hosts, by group: rack2 (1, 2), all (1)? [y/N]" \
+	    "--by-group: the question names the groups and their batches"
+	assert_contains "$out" "nothing changed" "--by-group: answered no"
+else
+	note "no script(1): the question is not checked"
+fi
+
+# A plan file: its hosts, the groups of its inventory.
+"${E[@]}" plan "$RACKS" "${KH[@]}" -o "$E2E_TMP/g.plan" >/dev/null 2>&1
+assert_eq "$?" 2 "--by-group: plan -o: exit status"
+out=$("${E[@]}" apply "$E2E_TMP/g.plan" "${KH[@]}" -q --serial 1,100% \
+    --by-group rack2,rack1 2>&1)
+assert_eq "$?" 0 "apply PLAN --by-group: exit status" || note "$out"
+assert_contains "$out" "batch 1/3 in group rack2: 1 host: 1 changed" "apply PLAN: rack2's canary"
+assert_contains "$out" "batch 2/3 in group rack2: 2 hosts: 2 changed" "apply PLAN: rack2's rest"
+assert_contains "$out" "batch 3/3 in group rack1: 1 host: 1 changed" "apply PLAN: then rack1"
+out=$("${E[@]}" plan "$RACKS" "${KH[@]}" 2>&1)
+assert_eq "$?" 0 "after the --by-group rollouts: in sync" || note "$out"
+
+# drift --fix and rollback take it too.
+for h in gpu-01 gpu-06; do
+	cp "$BROKEN" "$(host_file $h)" || fatal "cannot reset $h"
+done
+out=$("${E[@]}" drift "$RACKS" "${KH[@]}" --lock "$E2E_TMP/d.lock" --fix \
+    --by-group rack3,rack1,rack2 2>&1)
+assert_eq "$?" 0 "drift --fix --by-group: exit status" || note "$out"
+assert_contains "$out" "batch 1/2 in group rack3: 1 host: 1 changed" "drift --fix: rack3 first"
+assert_contains "$out" "batch 2/2 in group rack1: 1 host: 1 changed" "drift --fix: then rack1"
+"${E[@]}" rollback "$RACKS" "${KH[@]}" --yes --by-group rack3,rack2,rack1 \
+    --serial 2 --json >"$E2E_TMP/out.json" 2>"$E2E_TMP/err"
+assert_eq "$?" 0 "rollback --by-group: exit status" || note "$(cat "$E2E_TMP/err")"
+assert_eq "$(json_get '[ (b["group"], len(b["hosts"])) for b in d["rollout"]["batches"] ]')" \
+    "[('rack3', 1), ('rack2', 2), ('rack2', 1), ('rack1', 2)]" \
+    "rollback --by-group: --serial 2 within each group"
