@@ -426,18 +426,6 @@ ue_is_mask(const char *full)
 
 /* ---- specifiers (systemd.unit(5) "SPECIFIERS") ---- */
 
-static int
-ue_hex(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* systemd's unit name unescaping: "-" is "/", "\xNN" a byte. */
 static int
 ue_unescape(struct buf *out, const char *s)
@@ -448,11 +436,12 @@ ue_unescape(struct buf *out, const char *s)
 		if (*s == '-')
 			buf_addch(out, '/');
 		else if (*s == '\\') {
-			if (s[1] != 'x' || ue_hex((unsigned char)s[2]) < 0 ||
-			    ue_hex((unsigned char)s[3]) < 0)
+			if (s[1] != 'x' ||
+			    str_hexval((unsigned char)s[2]) < 0 ||
+			    str_hexval((unsigned char)s[3]) < 0)
 				return -1;
-			v = (unsigned)(ue_hex((unsigned char)s[2]) << 4 |
-			    ue_hex((unsigned char)s[3]));
+			v = (unsigned)(str_hexval((unsigned char)s[2]) << 4 |
+			    str_hexval((unsigned char)s[3]));
 			if (v == 0)
 				return -1;
 			buf_addch(out, (int)v);
@@ -580,26 +569,6 @@ ue_expand(struct ue_load *L, const char *s, size_t len, struct buf *out,
 
 /* ---- words (systemd.syntax(7) "QUOTING") ---- */
 
-static void
-ue_add_utf8(struct buf *b, uint32_t cp)
-{
-	if (cp < 0x80)
-		buf_addch(b, (int)cp);
-	else if (cp < 0x800) {
-		buf_addch(b, (int)(0xc0 | (cp >> 6)));
-		buf_addch(b, (int)(0x80 | (cp & 0x3f)));
-	} else if (cp < 0x10000) {
-		buf_addch(b, (int)(0xe0 | (cp >> 12)));
-		buf_addch(b, (int)(0x80 | ((cp >> 6) & 0x3f)));
-		buf_addch(b, (int)(0x80 | (cp & 0x3f)));
-	} else {
-		buf_addch(b, (int)(0xf0 | (cp >> 18)));
-		buf_addch(b, (int)(0x80 | ((cp >> 12) & 0x3f)));
-		buf_addch(b, (int)(0x80 | ((cp >> 6) & 0x3f)));
-		buf_addch(b, (int)(0x80 | (cp & 0x3f)));
-	}
-}
-
 /*
  * One C-style escape at s (after the backslash), as the table of
  * systemd.syntax(7): appends it to b and returns the characters used, or
@@ -620,7 +589,7 @@ ue_escape(const char *s, struct buf *b)
 	if (*s == 'x' || *s == 'u' || *s == 'U') {
 		n = *s == 'x' ? 2 : *s == 'u' ? 4 : 8;
 		for (k = 1; k <= n; k++) {
-			if ((d = ue_hex((unsigned char)s[k])) < 0)
+			if ((d = str_hexval((unsigned char)s[k])) < 0)
 				return 0;
 			cp = cp << 4 | (uint32_t)d;
 		}
@@ -630,7 +599,7 @@ ue_escape(const char *s, struct buf *b)
 		if (*s == 'x')
 			buf_addch(b, (int)cp);
 		else
-			ue_add_utf8(b, cp);
+			str_addutf8(b, cp);
 		return n + 1;
 	}
 	if (*s >= '0' && *s <= '3') {
@@ -1397,17 +1366,6 @@ ue_envfiles(struct ue_load *L, struct err *err)
 
 /* ---- ExecStart= (systemd.service(5)) ---- */
 
-/* python, python3, python3.12: the names a Python is installed under. */
-static int
-ue_pythonish(const char *path)
-{
-	const char *base = strrchr(path, '/') != NULL ? strrchr(path, '/') + 1 :
-	    path;
-
-	return strncmp(base, "python", 6) == 0 &&
-	    strspn(base + 6, "0123456789.") == strlen(base + 6);
-}
-
 /* A bare program name as systemd resolves it, under root; or as given. */
 static char *
 ue_resolve(const struct unitenv *u, const char *prog)
@@ -1552,7 +1510,7 @@ ue_exec(struct ue_load *L, struct err *err)
 		x->path = ue_resolve(u, words[i++]);
 	} else
 		x->path = ue_resolve(u, words[0]);
-	x->python = ue_pythonish(x->path);
+	x->python = policy_python_name(x->path);
 	for (k = i; k < nw && x->argc < UNITENV_ARGV_MAX; k++)
 		ue_push(&x->argv, &x->argc, xstrdup(words[k]));
 done:
