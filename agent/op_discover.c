@@ -302,12 +302,16 @@ each_dir(struct scan *s, const char *dir, int dots,
 	free_names(v);
 }
 
+/*
+ * A prefix under /opt or a requested root: its bin/ (tagged src), itself
+ * as a venv or a conda prefix, and the venvs right below it.
+ */
 static void
-opt_entry(struct scan *s, const char *d)
+prefix_entry(struct scan *s, const char *d, enum src src)
 {
 	char *bin = xasprintf("%s/bin", d);
 
-	add_bin(s, bin, SRC_OPT);
+	add_bin(s, bin, src);
 	free(bin);
 	venv_at(s, d);
 	if (conda_prefix(d))
@@ -315,17 +319,17 @@ opt_entry(struct scan *s, const char *d)
 	each_dir(s, d, 0, venv_at);
 }
 
+/* each_dir()'s callbacks for the two: the tag is all that differs. */
+static void
+opt_entry(struct scan *s, const char *d)
+{
+	prefix_entry(s, d, SRC_OPT);
+}
+
 static void
 root_entry(struct scan *s, const char *d)
 {
-	char *bin = xasprintf("%s/bin", d);
-
-	add_bin(s, bin, SRC_ROOT);
-	free(bin);
-	venv_at(s, d);
-	if (conda_prefix(d))
-		conda_at(s, d);
-	each_dir(s, d, 0, venv_at);
+	prefix_entry(s, d, SRC_ROOT);
 }
 
 static void

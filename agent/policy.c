@@ -460,9 +460,8 @@ policy_open(struct policy *pol, struct err *err)
 	return policy_load(pol, policy_privileged(&ids), file, err);
 }
 
-/* python, python3, python3.11: the names a Python is installed under. */
-static int
-python_name(const char *path)
+int
+policy_python_name(const char *path)
 {
 	const char *base = strrchr(path, '/') != NULL ? strrchr(path, '/') + 1 :
 	    path;
@@ -518,7 +517,8 @@ policy_interpreter(struct policy *pol, const char **interp,
 	if ((r = walk(&real, &exists, pol->interp, &K_INTERP, err)) != 0)
 		goto out;
 	if (pol->ninterps == 0) {
-		if (!python_name(pol->interp) && !python_name(real))
+		if (!policy_python_name(pol->interp) &&
+		    !policy_python_name(real))
 			r = err_set(err, ENVCTL_EINVALID, "interpreter '%s' "
 			    "is not named python*, and %s lists no "
 			    "interpreters: a privileged agent runs only "

@@ -86,6 +86,13 @@ int	policy_load(struct policy *pol, int privileged, const char *file,
 int	policy_interpreter(struct policy *pol, const char **interp,
 	    struct err *err);
 /*
+ * 1 when path's last component is a name a Python is installed under, the
+ * "named python*" of policy_interpreter(): "python" followed only by
+ * digits and dots (python, python3, python3.11); python3-config,
+ * python3.13t, ipython and a path ending in '/' are not.
+ */
+int	policy_python_name(const char *path);
+/*
  * Checks the target path for the interpreter p describes: only root can
  * change any directory or link on its way, and it is what that interpreter
  * imports as sitecustomize (or, when it imports none, the file read's

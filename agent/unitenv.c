@@ -2,13 +2,15 @@
  * unitenv.c - a service's launch environment, read as systemd reads it
  * (see unitenv.h; every rule and its man page: docs/worker-env.md).
  *
- * File-local names carry "ue_": the unit tests compile this file in one
- * translation unit with agent/child.c and agent/policy.c.
+ * Where the unit files are is unitpath's, the syntax of what they say
+ * unitsyntax's; this file reads them and applies it.  File-local names
+ * carry "ue_" (unitpath.c's "up_", unitsyntax.c's "us_"): the unit tests
+ * compile these files in one translation unit with agent/child.c and
+ * agent/policy.c.
  */
 #define _GNU_SOURCE	/* makedev(), fstatfs() */
 #include "unitenv.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
@@ -27,36 +29,12 @@
 #include "common/xmalloc.h"
 #include "child.h"
 #include "policy.h"
+#include "unitpath.h"
+#include "unitsyntax.h"
 
-#define UE_SUFFIX	".service"
-#define UE_WS		" \t\n\r"	/* systemd's WHITESPACE */
-#define UE_DIR_MAX	4096		/* entries read from one .d/ dir */
 #define UE_PROC_MAGIC	0x9fa0		/* statfs(2) f_type of /proc */
 #define UE_SYSFS_MAGIC	0x62656572	/* and of /sys */
-#define UE_LINK_MAX	4096		/* bytes of a link read */
 #define UE_OUT_MAX	(256u * 1024)	/* systemctl show's output kept */
-
-/*
- * The system unit search path, highest priority first: systemd.unit(5)
- * "UNIT FILE LOAD PATH", with the .attached dirs and /lib/systemd/system
- * that `systemd-analyze unit-paths` lists on Debian 12 (systemd 252).
- */
-static const char *const ue_search[] = {
-	"/etc/systemd/system.control",
-	"/run/systemd/system.control",
-	"/run/systemd/transient",
-	"/run/systemd/generator.early",
-	"/etc/systemd/system",
-	"/etc/systemd/system.attached",
-	"/run/systemd/system",
-	"/run/systemd/system.attached",
-	"/run/systemd/generator",
-	"/usr/local/lib/systemd/system",
-	"/lib/systemd/system",
-	"/usr/lib/systemd/system",
-	"/run/systemd/generator.late",
-};
-#define UE_NSEARCH	(sizeof(ue_search) / sizeof(ue_search[0]))
 
 /* systemd.service(5) "COMMAND LINES": where a bare program is looked up. */
 static const char *const ue_bin[] = {
@@ -172,170 +150,6 @@ ue_error(struct unitenv *u, const char *file, int line, const char *fmt, ...)
 	free(m);
 }
 
-/* ---- names ---- */
-
-/* systemd.unit(5): ASCII letters, digits, ":", "-", "_", ".", "\". */
-static int
-ue_name_char(int c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	    (c >= '0' && c <= '9') || c == ':' || c == '-' || c == '_' ||
-	    c == '.' || c == '\\';
-}
-
-/* Environment variable names (systemd.exec(5) "Environment="). */
-static int
-ue_env_name(const char *s, size_t n)
-{
-	size_t i;
-
-	if (n == 0 || (s[0] >= '0' && s[0] <= '9'))
-		return 0;
-	for (i = 0; i < n; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' &&
-		    s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
-		    s[i] == '_'))
-			return 0;
-	return 1;
-}
-
-static int
-ue_utf8(const char *s, size_t n)
-{
-	const char *why;
-	uint32_t cp;
-	size_t k;
-
-	while (n > 0) {
-		if ((k = str_utf8_decode(s, n, &cp, &why)) == 0 || cp == 0)
-			return 0;
-		s += k;
-		n -= k;
-	}
-	return 1;
-}
-
-/*
- * Checks name as systemd.unit(5) does and makes it "P.service" or
- * "P@I.service" in *out; a name without a unit type suffix gets
- * ".service", as systemctl adds it.
- */
-static int
-ue_unit_name(char **out, char **prefix, char **instance, const char *name,
-    struct err *err)
-{
-	static const char *const other[] = { ".socket", ".target",
-	    ".device", ".mount", ".automount", ".swap", ".path", ".timer",
-	    ".slice", ".scope" };
-	const char *at, *p;
-	char *full;
-	size_t i, plen;
-
-	*out = *prefix = *instance = NULL;
-	for (i = 0; i < sizeof(other) / sizeof(other[0]); i++)
-		if (str_endswith(name, other[i]))
-			return err_set(err, ENVCTL_EINVALID, "unit '%s' is "
-			    "not a service", name);
-	full = str_endswith(name, UE_SUFFIX) ? xstrdup(name) :
-	    xasprintf("%s" UE_SUFFIX, name);
-	plen = strlen(full) - strlen(UE_SUFFIX);
-	if (strlen(full) > UNITENV_NAME_MAX) {
-		err_set(err, ENVCTL_EINVALID, "unit name '%.64s...' is longer "
-		    "than %d characters", name, UNITENV_NAME_MAX);
-		goto bad;
-	}
-	at = memchr(full, '@', plen);
-	if (plen == 0 || at == full) {
-		err_set(err, ENVCTL_EINVALID, "unit name '%s' has an empty "
-		    "prefix", name);
-		goto bad;
-	}
-	for (p = full; p < full + plen; p++)
-		if (!ue_name_char((unsigned char)*p) && !(at != NULL &&
-		    p >= at)) {
-			err_set(err, ENVCTL_EINVALID, "unit name '%s' holds "
-			    "a character systemd does not allow in unit "
-			    "names", name);
-			goto bad;
-		}
-	for (p = at != NULL ? at + 1 : full + plen; p < full + plen; p++)
-		if (!ue_name_char((unsigned char)*p) && *p != '@') {
-			err_set(err, ENVCTL_EINVALID, "unit name '%s' holds "
-			    "a character systemd does not allow in unit "
-			    "names", name);
-			goto bad;
-		}
-	if (at != NULL && at + 1 == full + plen) {
-		err_set(err, ENVCTL_EINVALID, "unit '%s' is a template: name "
-		    "an instance (NAME@INSTANCE.service)", name);
-		goto bad;
-	}
-	*out = full;
-	*prefix = xstrndup(full, at != NULL ? (size_t)(at - full) : plen);
-	if (at != NULL)
-		*instance = xstrndup(at + 1, (size_t)(full + plen - at - 1));
-	return 0;
-bad:
-	free(full);
-	return err->code;
-}
-
-/* "name@.service" for "name@inst.service". */
-static char *
-ue_template(const char *unit)
-{
-	const char *at = strchr(unit, '@');
-
-	return xasprintf("%.*s@" UE_SUFFIX, (int)(at - unit), unit);
-}
-
-/*
- * The drop-in directory names for unit, most specific first: the name,
- * its template, then each "-" prefix (systemd.unit(5): "foo-bar-baz"
- * also searches "foo-bar-" and "foo-"), as systemd's dropin.c walks them.
- */
-static void
-ue_dropin_names(char ***v, size_t *n, const char *unit)
-{
-	const char *at = strchr(unit, '@'), *inst = NULL;
-	char *prefix, *dash, *next;
-	size_t plen, i;
-	int chopped = 0;
-
-	for (i = 0; i < *n; i++)
-		if (strcmp((*v)[i], unit) == 0)
-			return;
-	ue_push(v, n, xstrdup(unit));
-	plen = strlen(unit) - strlen(UE_SUFFIX);
-	if (at != NULL && at[1] != '.') {
-		inst = at + 1;
-		next = ue_template(unit);
-		ue_dropin_names(v, n, next);
-		free(next);
-	}
-	prefix = xstrndup(unit, at != NULL ? (size_t)(at - unit) : plen);
-	for (;;) {
-		if ((dash = strrchr(prefix, '-')) == NULL || dash == prefix)
-			goto out;
-		if (dash[1] != '\0' || chopped) {
-			dash[1] = '\0';
-			break;
-		}
-		*dash = '\0';
-		chopped = 1;
-	}
-	/* An instance keeps its instance; a template becomes plain. */
-	if (inst != NULL)
-		next = xasprintf("%s@%.*s" UE_SUFFIX, prefix,
-		    (int)(unit + plen - inst), inst);
-	else
-		next = xasprintf("%s" UE_SUFFIX, prefix);
-	ue_dropin_names(v, n, next);
-	free(next);
-out:
-	free(prefix);
-}
-
 /* ---- files ---- */
 
 /*
@@ -405,63 +219,7 @@ out:
 	return r;
 }
 
-/* 1 when the unit file at full masks the unit (systemd.unit(5)). */
-static int
-ue_is_mask(const char *full)
-{
-	struct stat st;
-	char target[16];
-	ssize_t n;
-
-	if ((n = readlink(full, target, sizeof(target) - 1)) > 0) {
-		target[n] = '\0';
-		if (strcmp(target, "/dev/null") == 0)
-			return 1;
-	}
-	if (stat(full, &st) != 0)
-		return 0;
-	return (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)) ||
-	    (S_ISREG(st.st_mode) && st.st_size == 0);
-}
-
 /* ---- specifiers (systemd.unit(5) "SPECIFIERS") ---- */
-
-static int
-ue_hex(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* systemd's unit name unescaping: "-" is "/", "\xNN" a byte. */
-static int
-ue_unescape(struct buf *out, const char *s)
-{
-	unsigned v;
-
-	for (; *s != '\0'; s++) {
-		if (*s == '-')
-			buf_addch(out, '/');
-		else if (*s == '\\') {
-			if (s[1] != 'x' || ue_hex((unsigned char)s[2]) < 0 ||
-			    ue_hex((unsigned char)s[3]) < 0)
-				return -1;
-			v = (unsigned)(ue_hex((unsigned char)s[2]) << 4 |
-			    ue_hex((unsigned char)s[3]));
-			if (v == 0)
-				return -1;
-			buf_addch(out, (int)v);
-			s += 3;
-		} else
-			buf_addch(out, *s);
-	}
-	return 0;
-}
 
 /*
  * Appends the value of specifier c to out: 0, or 1 with *unknown set to
@@ -481,7 +239,7 @@ ue_spec(struct ue_load *L, int c, struct buf *out, char **unknown)
 		return buf_addstr(out, L->u->unit), 0;
 	case 'N':
 		return buf_add(out, L->u->unit, strlen(L->u->unit) -
-		    strlen(UE_SUFFIX)), 0;
+		    strlen(UNITPATH_SUFFIX)), 0;
 	case 'p':
 		return buf_addstr(out, p), 0;
 	case 'i':
@@ -493,7 +251,7 @@ ue_spec(struct ue_load *L, int c, struct buf *out, char **unknown)
 	case 'I':
 	case 'J':
 		dash = strrchr(p, '-');
-		if (ue_unescape(out, c == 'P' ? p : c == 'I' ? i :
+		if (unitsyntax_unescape(out, c == 'P' ? p : c == 'I' ? i :
 		    dash != NULL ? dash + 1 : p) != 0)
 			return -1;
 		return 0;
@@ -576,116 +334,6 @@ ue_expand(struct ue_load *L, const char *s, size_t len, struct buf *out,
 		}
 	}
 	return any;
-}
-
-/* ---- words (systemd.syntax(7) "QUOTING") ---- */
-
-static void
-ue_add_utf8(struct buf *b, uint32_t cp)
-{
-	if (cp < 0x80)
-		buf_addch(b, (int)cp);
-	else if (cp < 0x800) {
-		buf_addch(b, (int)(0xc0 | (cp >> 6)));
-		buf_addch(b, (int)(0x80 | (cp & 0x3f)));
-	} else if (cp < 0x10000) {
-		buf_addch(b, (int)(0xe0 | (cp >> 12)));
-		buf_addch(b, (int)(0x80 | ((cp >> 6) & 0x3f)));
-		buf_addch(b, (int)(0x80 | (cp & 0x3f)));
-	} else {
-		buf_addch(b, (int)(0xf0 | (cp >> 18)));
-		buf_addch(b, (int)(0x80 | ((cp >> 12) & 0x3f)));
-		buf_addch(b, (int)(0x80 | ((cp >> 6) & 0x3f)));
-		buf_addch(b, (int)(0x80 | (cp & 0x3f)));
-	}
-}
-
-/*
- * One C-style escape at s (after the backslash), as the table of
- * systemd.syntax(7): appends it to b and returns the characters used, or
- * 0 for an escape systemd does not know (or one that makes a NUL).
- */
-static size_t
-ue_escape(const char *s, struct buf *b)
-{
-	static const char from[] = "abfnrtv\\\"'s", to[] = "\a\b\f\n\r\t\v"
-	    "\\\"' ";
-	const char *f;
-	uint32_t cp = 0;
-	size_t n, k;
-	int d;
-
-	if (*s != '\0' && (f = strchr(from, *s)) != NULL)
-		return buf_addch(b, to[f - from]), 1;
-	if (*s == 'x' || *s == 'u' || *s == 'U') {
-		n = *s == 'x' ? 2 : *s == 'u' ? 4 : 8;
-		for (k = 1; k <= n; k++) {
-			if ((d = ue_hex((unsigned char)s[k])) < 0)
-				return 0;
-			cp = cp << 4 | (uint32_t)d;
-		}
-		if (cp == 0 || (*s != 'x' && (cp > 0x10ffff ||
-		    (cp >= 0xd800 && cp <= 0xdfff))))
-			return 0;
-		if (*s == 'x')
-			buf_addch(b, (int)cp);
-		else
-			ue_add_utf8(b, cp);
-		return n + 1;
-	}
-	if (*s >= '0' && *s <= '3') {
-		for (k = 0; k < 3; k++) {
-			if (s[k] < '0' || s[k] > '7')
-				return 0;
-			cp = cp << 3 | (uint32_t)(s[k] - '0');
-		}
-		if (cp == 0)
-			return 0;
-		buf_addch(b, (int)cp);
-		return 3;
-	}
-	return 0;
-}
-
-/*
- * The next word of *p into w (reset first), unquoted and unescaped as
- * systemd's extract_first_word(EXTRACT_UNQUOTE|EXTRACT_CUNESCAPE) does:
- * quotes may open anywhere in a word, as in a shell.  Returns 1, 0 at the
- * end, -1 on an unknown escape or an unbalanced quote.
- */
-static int
-ue_word(const char **p, struct buf *w)
-{
-	const char *s = *p + strspn(*p, UE_WS);
-	char quote = 0;
-	size_t k;
-
-	buf_reset(w);
-	if (*s == '\0') {
-		*p = s;
-		return 0;
-	}
-	for (; *s != '\0'; s++) {
-		if (*s == '\\') {
-			if ((k = ue_escape(s + 1, w)) == 0)
-				return -1;
-			s += k;
-		} else if (quote != 0) {
-			if (*s == quote)
-				quote = 0;
-			else
-				buf_addch(w, *s);
-		} else if (*s == '"' || *s == '\'')
-			quote = *s;
-		else if (strchr(UE_WS, *s) != NULL)
-			break;
-		else
-			buf_addch(w, *s);
-	}
-	if (quote != 0)
-		return -1;
-	*p = s;
-	return 1;
 }
 
 /* ---- the environment ---- */
@@ -821,7 +469,7 @@ ue_environment(struct ue_load *L, const char *rvalue, const char *file,
 		ue_free_list(&u->envlist, &u->nenvlist);
 		return 0;
 	}
-	while ((e = ue_word(&p, &w)) != 0) {
+	while ((e = unitsyntax_word(&p, &w)) != 0) {
 		if (e < 0) {
 			ue_warn(u, file, line, "invalid syntax, ignoring: %s",
 			    rvalue);
@@ -833,8 +481,10 @@ ue_environment(struct ue_load *L, const char *rvalue, const char *file,
 			continue;
 		}
 		eq = memchr(x.data, '=', x.len);
-		if (eq == NULL || !ue_env_name(x.data, (size_t)(eq - x.data)) ||
-		    !ue_utf8(eq + 1, x.len - (size_t)(eq - x.data) - 1)) {
+		if (eq == NULL ||
+		    !unitsyntax_env_name(x.data, (size_t)(eq - x.data)) ||
+		    !unitsyntax_utf8(eq + 1, x.len - (size_t)(eq - x.data) -
+		    1)) {
 			ue_warn(u, file, line, "invalid environment assignment, "
 			    "ignoring: %s", x.data);
 			free(why);
@@ -879,7 +529,7 @@ ue_names(struct ue_load *L, char ***v, size_t *n, int assignments,
 		ue_free_list(v, n);
 		return;
 	}
-	while ((e = ue_word(&p, &w)) != 0) {
+	while ((e = unitsyntax_word(&p, &w)) != 0) {
 		if (e < 0) {
 			ue_warn(L->u, file, line, "trailing garbage in %s, "
 			    "ignoring: %s", key, rvalue);
@@ -892,8 +542,8 @@ ue_names(struct ue_load *L, char ***v, size_t *n, int assignments,
 			continue;
 		}
 		eq = assignments ? memchr(x.data, '=', x.len) : NULL;
-		if (!ue_env_name(x.data, eq != NULL ? (size_t)(eq - x.data) :
-		    x.len)) {
+		if (!unitsyntax_env_name(x.data, eq != NULL ?
+		    (size_t)(eq - x.data) : x.len)) {
 			ue_warn(L->u, file, line, "invalid environment name "
 			    "for %s, ignoring: %s", key, x.data);
 			continue;
@@ -995,9 +645,9 @@ ue_logical(struct ue_load *L, char *l, const char *file, int line,
 	char *eq, *k, *v;
 	size_t n;
 
-	l += strspn(l, UE_WS);
+	l += strspn(l, UNITSYNTAX_WS);
 	n = strlen(l);
-	while (n > 0 && strchr(UE_WS, l[n - 1]) != NULL)
+	while (n > 0 && strchr(UNITSYNTAX_WS, l[n - 1]) != NULL)
 		l[--n] = '\0';
 	if (n == 0 || l[0] == '#' || l[0] == ';')
 		return 0;
@@ -1029,9 +679,10 @@ ue_logical(struct ue_load *L, char *l, const char *file, int line,
 		return 0;
 	*eq = '\0';
 	k = l;
-	for (n = strlen(k); n > 0 && strchr(UE_WS, k[n - 1]) != NULL; n--)
+	for (n = strlen(k); n > 0 && strchr(UNITSYNTAX_WS, k[n - 1]) != NULL;
+	    n--)
 		k[n - 1] = '\0';
-	v = eq + 1 + strspn(eq + 1, UE_WS);
+	v = eq + 1 + strspn(eq + 1, UNITSYNTAX_WS);
 	return ue_directive(L, k, v, file, line, err);
 }
 
@@ -1104,177 +755,6 @@ ue_parse_unit(struct ue_load *L, const char *text, size_t len,
 
 /* ---- environment files (systemd.exec(5) "EnvironmentFile=") ---- */
 
-enum ue_env_state {
-	UE_PRE_KEY, UE_KEY, UE_PRE_VALUE, UE_VALUE, UE_VALUE_ESC, UE_SQ,
-	UE_DQ, UE_DQ_ESC, UE_COMMENT, UE_COMMENT_ESC
-};
-
-/* One assignment of a file, kept until the whole file proved valid. */
-struct ue_pair {
-	char	*key;
-	char	*value;
-	int	 line;
-};
-
-static void
-ue_pairs_free(struct ue_pair *v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		free(v[i].key);
-		free(v[i].value);
-	}
-	free(v);
-}
-
-/*
- * Ends an assignment: the key loses trailing blanks (kws: where they
- * start, or SIZE_MAX), the value too when it was unquoted (vws).
- */
-static void
-ue_pair_end(struct ue_pair **v, size_t *n, struct buf *key,
-    struct buf *val, size_t kws, size_t vws, int line)
-{
-	if (kws != SIZE_MAX)
-		buf_truncate(key, kws);
-	if (vws != SIZE_MAX)
-		buf_truncate(val, vws);
-	*v = xreallocarray(*v, *n + 1, sizeof(**v));
-	(*v)[*n].key = xstrndup(key->data, key->len);
-	(*v)[*n].value = xstrndup(val->data, val->len);
-	(*v)[*n].line = line;
-	(*n)++;
-	buf_reset(key);
-	buf_reset(val);
-}
-
-/*
- * Parses an environment file as systemd's env-file.c does (the rules of
- * systemd.exec(5), "EnvironmentFile="): "#" and ";" start a comment only
- * before a key; "KEY = value" loses the blanks around "="; unquoted
- * values keep inner blanks and lose trailing ones, "\" keeps the next
- * character and eats a newline; '...' is verbatim; "..." unescapes only
- * \" \\ \` \$ and a newline.  A line without "=" is skipped.  Reading
- * stops at a NUL byte, as systemd's loop does.
- */
-static void
-ue_parse_envfile(struct ue_pair **v, size_t *n, const char *text)
-{
-	struct buf key = ENVCTL_BUF_INIT, val = ENVCTL_BUF_INIT;
-	enum ue_env_state st = UE_PRE_KEY;
-	size_t kws = SIZE_MAX, vws = SIZE_MAX;
-	int line = 1, kline = 1;
-	const char *p;
-	char c;
-
-	for (p = text; (c = *p) != '\0'; p++) {
-		switch (st) {
-		case UE_PRE_KEY:
-			if (c == '#' || c == ';')
-				st = UE_COMMENT;
-			else if (strchr(UE_WS, c) == NULL) {
-				st = UE_KEY;
-				kws = SIZE_MAX;
-				kline = line;
-				buf_addch(&key, c);
-			}
-			break;
-		case UE_KEY:
-			if (c == '\n') {
-				st = UE_PRE_KEY;
-				buf_reset(&key);
-			} else if (c == '=') {
-				st = UE_PRE_VALUE;
-				vws = SIZE_MAX;
-			} else {
-				if (strchr(UE_WS, c) == NULL)
-					kws = SIZE_MAX;
-				else if (kws == SIZE_MAX)
-					kws = key.len;
-				buf_addch(&key, c);
-			}
-			break;
-		case UE_PRE_VALUE:
-			if (c == '\n') {
-				st = UE_PRE_KEY;
-				ue_pair_end(v, n, &key, &val, kws, SIZE_MAX,
-				    kline);
-			} else if (c == '\'')
-				st = UE_SQ;
-			else if (c == '"')
-				st = UE_DQ;
-			else if (c == '\\')
-				st = UE_VALUE_ESC;
-			else if (strchr(UE_WS, c) == NULL) {
-				st = UE_VALUE;
-				buf_addch(&val, c);
-			}
-			break;
-		case UE_VALUE:
-			if (c == '\n') {
-				st = UE_PRE_KEY;
-				ue_pair_end(v, n, &key, &val, kws, vws, kline);
-			} else if (c == '\\') {
-				st = UE_VALUE_ESC;
-				vws = SIZE_MAX;
-			} else {
-				if (strchr(UE_WS, c) == NULL)
-					vws = SIZE_MAX;
-				else if (vws == SIZE_MAX)
-					vws = val.len;
-				buf_addch(&val, c);
-			}
-			break;
-		case UE_VALUE_ESC:
-			st = UE_VALUE;
-			if (c != '\n')
-				buf_addch(&val, c);
-			break;
-		case UE_SQ:
-			if (c == '\'')
-				st = UE_PRE_VALUE;
-			else
-				buf_addch(&val, c);
-			break;
-		case UE_DQ:
-			if (c == '"')
-				st = UE_PRE_VALUE;
-			else if (c == '\\')
-				st = UE_DQ_ESC;
-			else
-				buf_addch(&val, c);
-			break;
-		case UE_DQ_ESC:
-			st = UE_DQ;
-			if (strchr("\"\\`$", c) != NULL)
-				buf_addch(&val, c);
-			else if (c != '\n') {
-				buf_addch(&val, '\\');
-				buf_addch(&val, c);
-			}
-			break;
-		case UE_COMMENT:
-			if (c == '\\')
-				st = UE_COMMENT_ESC;
-			else if (c == '\n')
-				st = UE_PRE_KEY;
-			break;
-		case UE_COMMENT_ESC:
-			st = c == '\n' ? UE_PRE_KEY : UE_COMMENT;
-			break;
-		}
-		if (c == '\n')
-			line++;
-	}
-	if (st == UE_PRE_VALUE || st == UE_VALUE || st == UE_VALUE_ESC ||
-	    st == UE_SQ || st == UE_DQ || st == UE_DQ_ESC)
-		ue_pair_end(v, n, &key, &val, kws, st == UE_VALUE ? vws :
-		    SIZE_MAX, kline);
-	buf_release(&key);
-	buf_release(&val);
-}
-
 /*
  * Reads one environment file and applies it.  Returns 0, 1 when it could
  * not be read (why in *why), or an error code (ETOOBIG).
@@ -1286,7 +766,7 @@ ue_apply_envfile(struct ue_load *L, const char *full, const char *shown,
 	struct unitenv *u = L->u;
 	struct err e = ENVCTL_ERR_INIT;
 	struct buf b = ENVCTL_BUF_INIT;
-	struct ue_pair *v = NULL;
+	struct unitsyntax_pair *v = NULL;
 	size_t n = 0, i;
 	int missing, r;
 
@@ -1309,16 +789,16 @@ ue_apply_envfile(struct ue_load *L, const char *full, const char *shown,
 	if (memchr(b.data, '\0', b.len) != NULL)
 		ue_warn(u, shown, 0, "holds a NUL byte: systemd reads only "
 		    "what comes before it");
-	ue_parse_envfile(&v, &n, b.data);
+	unitsyntax_envfile(&v, &n, b.data);
 	for (i = 0; i < n; i++)
-		if (!ue_utf8(v[i].key, strlen(v[i].key)) ||
-		    !ue_utf8(v[i].value, strlen(v[i].value))) {
+		if (!unitsyntax_utf8(v[i].key, strlen(v[i].key)) ||
+		    !unitsyntax_utf8(v[i].value, strlen(v[i].value))) {
 			*why = xasprintf("invalid UTF-8 at line %d", v[i].line);
 			r = 1;
 			goto out;
 		}
 	for (i = 0; i < n && r == 0; i++) {
-		if (!ue_env_name(v[i].key, strlen(v[i].key))) {
+		if (!unitsyntax_env_name(v[i].key, strlen(v[i].key))) {
 			ue_warn(u, shown, v[i].line, "ignoring invalid "
 			    "environment assignment '%s=%s'", v[i].key,
 			    v[i].value);
@@ -1329,7 +809,7 @@ ue_apply_envfile(struct ue_load *L, const char *full, const char *shown,
 		v[i].value = NULL;
 	}
 out:
-	ue_pairs_free(v, n);
+	unitsyntax_pairs_free(v, n);
 	buf_release(&b);
 	err_release(&e);
 	return r;
@@ -1396,17 +876,6 @@ ue_envfiles(struct ue_load *L, struct err *err)
 }
 
 /* ---- ExecStart= (systemd.service(5)) ---- */
-
-/* python, python3, python3.12: the names a Python is installed under. */
-static int
-ue_pythonish(const char *path)
-{
-	const char *base = strrchr(path, '/') != NULL ? strrchr(path, '/') + 1 :
-	    path;
-
-	return strncmp(base, "python", 6) == 0 &&
-	    strspn(base + 6, "0123456789.") == strlen(base + 6);
-}
 
 /* A bare program name as systemd resolves it, under root; or as given. */
 static char *
@@ -1515,7 +984,7 @@ ue_exec(struct ue_load *L, struct err *err)
 		    "ExecStart= setting, which is only allowed for "
 		    "Type=oneshot services: the unit fails to load");
 	p = e->value;
-	while ((r = ue_word(&p, &w)) > 0 && nw < UNITENV_ARGV_MAX + 2) {
+	while ((r = unitsyntax_word(&p, &w)) > 0 && nw < UNITENV_ARGV_MAX + 2) {
 		if (strcmp(w.data, ";") == 0)
 			break;
 		(void)ue_expand(L, w.data, w.len, &xw, &why);
@@ -1552,7 +1021,7 @@ ue_exec(struct ue_load *L, struct err *err)
 		x->path = ue_resolve(u, words[i++]);
 	} else
 		x->path = ue_resolve(u, words[0]);
-	x->python = ue_pythonish(x->path);
+	x->python = policy_python_name(x->path);
 	for (k = i; k < nw && x->argc < UNITENV_ARGV_MAX; k++)
 		ue_push(&x->argv, &x->argc, xstrdup(words[k]));
 done:
@@ -1564,107 +1033,19 @@ out:
 	return rc;
 }
 
-/* ---- finding the files (systemd.unit(5)) ---- */
+/* ---- drop-ins ---- */
 
-struct ue_dropin {
-	char	*base;
-	char	*full;
-	char	*shown;
-};
-
-static int
-ue_dropin_cmp(const void *a, const void *b)
-{
-	return strcmp(((const struct ue_dropin *)a)->base,
-	    ((const struct ue_dropin *)b)->base);
-}
-
-/*
- * Adds the *.conf files of dir (under root) that no earlier directory
- * named already: the same file name higher up masks it.
- */
-static int
-ue_scan(struct unitenv *u, const char *dir, struct ue_dropin **v,
-    size_t *n, char ***seen, size_t *nseen, struct err *err)
-{
-	struct dirent *de;
-	DIR *d;
-	char *full = xasprintf("%s%s", u->root, dir), *real;
-	size_t i, count = 0, rl = strlen(u->root);
-	int r = 0;
-
-	if ((real = realpath(full, NULL)) == NULL) {
-		free(full);
-		return 0;
-	}
-	for (i = 0; i < *nseen; i++)
-		if (strcmp((*seen)[i], real) == 0) {
-			free(real);
-			free(full);
-			return 0;
-		}
-	ue_push(seen, nseen, real);
-	if ((d = opendir(real)) == NULL) {
-		free(full);
-		return 0;
-	}
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.' || !str_endswith(de->d_name, ".conf"))
-			continue;
-		if (++count > UE_DIR_MAX) {
-			r = err_set(err, ENVCTL_ETOOBIG, "'%s' holds more than "
-			    "%d entries", dir, UE_DIR_MAX);
-			break;
-		}
-		for (i = 0; i < *n; i++)
-			if (strcmp((*v)[i].base, de->d_name) == 0)
-				break;
-		if (i < *n)
-			continue;
-		*v = xreallocarray(*v, *n + 1, sizeof(**v));
-		(*v)[*n].base = xstrdup(de->d_name);
-		/* Shown as systemd shows it: the canonical directory. */
-		(*v)[*n].full = xasprintf("%s/%s", real, de->d_name);
-		(*v)[*n].shown = xstrdup(strncmp(real, u->root, rl) == 0 ?
-		    (*v)[*n].full + rl : (*v)[*n].full);
-		(*n)++;
-	}
-	closedir(d);
-	free(full);
-	return r;
-}
-
-/*
- * The drop-ins: NAME.d/ for every name ue_dropin_names() gives, in every
- * directory of the search path (highest first), then the service.d/
- * top-level ones; applied in file name order (systemd.unit(5)).
- */
+/* The drop-ins, read and parsed in the order they apply. */
 static int
 ue_dropins(struct ue_load *L, struct err *err)
 {
 	struct unitenv *u = L->u;
-	struct ue_dropin *v = NULL;
+	struct unitpath_file *v;
 	struct buf b = ENVCTL_BUF_INIT;
-	char **names = NULL, **seen = NULL, *dir;
-	size_t nnames = 0, nseen = 0, n = 0, i, k;
-	int missing, r = 0;
+	size_t n, i;
+	int missing, r;
 
-	ue_dropin_names(&names, &nnames, u->unit);
-	for (i = 0; i < UE_NSEARCH && r == 0; i++)
-		for (k = 0; k < nnames && r == 0; k++) {
-			dir = xasprintf("%s/%s.d", ue_search[i], names[k]);
-			r = ue_scan(u, dir, &v, &n, &seen, &nseen, err);
-			free(dir);
-		}
-	for (i = 0; i < UE_NSEARCH && r == 0; i++) {
-		dir = xasprintf("%s/service.d", ue_search[i]);
-		r = ue_scan(u, dir, &v, &n, &seen, &nseen, err);
-		free(dir);
-	}
-	if (r != 0)
-		goto out;
-	if (n > 1)
-		qsort(v, n, sizeof(*v), ue_dropin_cmp);
+	r = unitpath_dropins(&v, &n, u->root, u->unit, err);
 	for (i = 0; i < n && r == 0; i++) {
 		ue_push(&u->dropins, &u->ndropins, xstrdup(v[i].shown));
 		if ((r = ue_read(L, &b, &missing, v[i].full, v[i].shown,
@@ -1674,57 +1055,12 @@ ue_dropins(struct ue_load *L, struct err *err)
 			r = ue_parse_unit(L, b.data, b.len, v[i].shown, err);
 		buf_release(&b);
 	}
-out:
-	for (i = 0; i < n; i++) {
-		free(v[i].base);
-		free(v[i].full);
-		free(v[i].shown);
-	}
-	free(v);
+	unitpath_files_free(v, n);
 	buf_release(&b);
-	ue_free_list(&names, &nnames);
-	ue_free_list(&seen, &nseen);
 	return r;
 }
 
-/*
- * The fragment: the unit's own name in the search path, highest first,
- * else (for an instance) its template's (systemd.unit(5)).  *full gets
- * the path under root; NULL when there is none.
- */
-static void
-ue_fragment(struct unitenv *u, char **full)
-{
-	struct stat st;
-	char *names[2], link[UE_LINK_MAX], *b;
-	size_t i, k, hit = 0;
-	ssize_t n;
-
-	*full = NULL;
-	names[0] = u->unit;
-	names[1] = strchr(u->unit, '@') != NULL ? ue_template(u->unit) : NULL;
-	for (k = 0; k < 2 && *full == NULL && names[k] != NULL; k++)
-		for (i = 0; i < UE_NSEARCH && *full == NULL; i++) {
-			*full = xasprintf("%s%s/%s", u->root, ue_search[i],
-			    names[k]);
-			if (lstat(*full, &st) == 0) {
-				u->fragment = xasprintf("%s/%s", ue_search[i],
-				    names[k]);
-				hit = k;
-				break;
-			}
-			free(*full);
-			*full = NULL;
-		}
-	if (*full != NULL && (n = readlink(*full, link, sizeof(link) - 1)) > 0) {
-		link[n] = '\0';
-		b = strrchr(link, '/') != NULL ? strrchr(link, '/') + 1 : link;
-		if (strcmp(link, "/dev/null") != 0 && strcmp(b, names[hit]) != 0)
-			ue_warn(u, u->fragment, 0, "is an alias of '%s': its "
-			    "drop-ins are not read by envctl", b);
-	}
-	free(names[1]);
-}
+/* ---- the environment systemd gives ---- */
 
 /* UnsetEnvironment= last of systemd's steps (systemd.exec(5)). */
 static void
@@ -1777,7 +1113,7 @@ unitenv_load(struct unitenv *u, const char *root, const char *unit,
 {
 	struct ue_load L;
 	struct buf b = ENVCTL_BUF_INIT;
-	char *full = NULL;
+	char *full = NULL, *alias = NULL;
 	int missing, r;
 
 	memset(u, 0, sizeof(*u));
@@ -1791,16 +1127,19 @@ unitenv_load(struct unitenv *u, const char *root, const char *unit,
 		    "absolute path free of glob characters", u->root);
 		goto out;
 	}
-	if ((r = ue_unit_name(&u->unit, &L.prefix, &L.instance, unit,
+	if ((r = unitpath_name(&u->unit, &L.prefix, &L.instance, unit,
 	    err)) != 0)
 		goto out;
 	if (pol != NULL && (r = policy_service(pol, u->unit, err)) != 0)
 		goto out;
-	ue_fragment(u, &full);
+	unitpath_fragment(&full, &u->fragment, &alias, u->root, u->unit);
+	if (alias != NULL)
+		ue_warn(u, u->fragment, 0, "is an alias of '%s': its drop-ins "
+		    "are not read by envctl", alias);
 	if (full == NULL)
 		goto out;
 	u->found = 1;
-	if ((u->masked = ue_is_mask(full)) != 0)
+	if ((u->masked = unitpath_is_mask(full)) != 0)
 		goto out;
 	if ((r = ue_read(&L, &b, &missing, full, u->fragment, err)) != 0 ||
 	    (r = ue_parse_unit(&L, b.data, b.len, u->fragment, err)) != 0 ||
@@ -1812,6 +1151,7 @@ unitenv_load(struct unitenv *u, const char *root, const char *unit,
 	r = ue_exec(&L, err);
 out:
 	free(full);
+	free(alias);
 	free(L.prefix);
 	free(L.instance);
 	ue_lines_free(&L.execs, &L.nexecs);

@@ -8,6 +8,7 @@
  * UNITENV_FILES_MAX files); what would make systemd warn or the service
  * fail is recorded in the struct, not returned.  A struct unitenv owns
  * all its memory: unitenv_release() it whatever a call returned.  The
+ * files are found by unitpath.h, their syntax read by unitsyntax.h.  The
  * rules and the man pages they come from: docs/worker-env.md.
  */
 #ifndef ENVCTL_AGENT_UNITENV_H
@@ -20,7 +21,6 @@
 struct err;
 struct policy;
 
-#define UNITENV_NAME_MAX	255		/* unit name (systemd.unit(5)) */
 #define UNITENV_FILE_MAX	(1024u * 1024)	/* bytes of one file */
 #define UNITENV_FILES_MAX	64	/* fragment, drop-ins, env files */
 #define UNITENV_VARS_MAX	4096	/* distinct variable names */

@@ -58,6 +58,38 @@ str_endswith(const char *s, const char *suffix)
 	return ls >= lx && memcmp(s + ls - lx, suffix, lx) == 0;
 }
 
+void
+str_addutf8(struct buf *b, uint32_t cp)
+{
+	if (cp < 0x80)
+		buf_addch(b, (int)cp);
+	else if (cp < 0x800) {
+		buf_addch(b, (int)(0xc0 | (cp >> 6)));
+		buf_addch(b, (int)(0x80 | (cp & 0x3f)));
+	} else if (cp < 0x10000) {
+		buf_addch(b, (int)(0xe0 | (cp >> 12)));
+		buf_addch(b, (int)(0x80 | ((cp >> 6) & 0x3f)));
+		buf_addch(b, (int)(0x80 | (cp & 0x3f)));
+	} else {
+		buf_addch(b, (int)(0xf0 | (cp >> 18)));
+		buf_addch(b, (int)(0x80 | ((cp >> 12) & 0x3f)));
+		buf_addch(b, (int)(0x80 | ((cp >> 6) & 0x3f)));
+		buf_addch(b, (int)(0x80 | (cp & 0x3f)));
+	}
+}
+
+int
+str_hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 size_t
 str_utf8_decode(const char *s, size_t avail, uint32_t *cp, const char **why)
 {

@@ -32,6 +32,13 @@ int	 str_endswith(const char *s, const char *suffix);
  */
 size_t	 str_utf8_decode(const char *s, size_t avail, uint32_t *cp,
 	    const char **why);
+/*
+ * Appends code point cp (at most U+10FFFF) to b as UTF-8, in the shortest
+ * form; the caller refuses what it must first (surrogates, NUL).
+ */
+void	 str_addutf8(struct buf *b, uint32_t cp);
+/* The value of hex digit c (0-9, a-f, A-F), else -1. */
+int	 str_hexval(int c);
 
 /* str_addvis() flags. */
 #define ENVCTL_VIS_TAB	0x1	/* keep tabs as they are */

@@ -460,35 +460,6 @@ string_prefix(const struct pv *p)
 	return n;
 }
 
-static void
-add_utf8(struct buf *b, uint32_t cp)
-{
-	if (cp < 0x80)
-		buf_addch(b, (int)cp);
-	else if (cp < 0x800) {
-		buf_addch(b, (int)(0xc0 | (cp >> 6)));
-		buf_addch(b, (int)(0x80 | (cp & 0x3f)));
-	} else if (cp < 0x10000) {
-		buf_addch(b, (int)(0xe0 | (cp >> 12)));
-		buf_addch(b, (int)(0x80 | ((cp >> 6) & 0x3f)));
-		buf_addch(b, (int)(0x80 | (cp & 0x3f)));
-	} else {
-		buf_addch(b, (int)(0xf0 | (cp >> 18)));
-		buf_addch(b, (int)(0x80 | ((cp >> 12) & 0x3f)));
-		buf_addch(b, (int)(0x80 | ((cp >> 6) & 0x3f)));
-		buf_addch(b, (int)(0x80 | (cp & 0x3f)));
-	}
-}
-
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20;
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 /* Reads n hex digits at s[*k]; -1 when there are fewer. */
 static long
 hexdigits(const char *s, size_t end, size_t *k, int n)
@@ -497,7 +468,7 @@ hexdigits(const char *s, size_t end, size_t *k, int n)
 	int h;
 
 	for (; n > 0; n--) {
-		if (*k >= end || (h = hexval((unsigned char)s[*k])) < 0)
+		if (*k >= end || (h = str_hexval((unsigned char)s[*k])) < 0)
 			return -1;
 		v = v * 16 + h;
 		(*k)++;
@@ -598,7 +569,7 @@ codepoint:
 			if (v >= 0xd800 && v <= 0xdfff)
 				unsupported(p, "a string with a lone "
 				    "surrogate");
-			add_utf8(&p->tmp, (uint32_t)v);
+			str_addutf8(&p->tmp, (uint32_t)v);
 		}
 	}
 	return 0;

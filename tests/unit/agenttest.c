@@ -95,6 +95,28 @@ agent_start(json_t *req, int *in, int *out)
 	return pid;
 }
 
+json_t *
+agent_ask(const char *agent, const char *env, json_t *req)
+{
+	struct buf in = ENVCTL_BUF_INIT, out = ENVCTL_BUF_INIT;
+	char *argv[] = { (char *)(agent != NULL ? agent : agent_bin()), NULL };
+	char *envp[] = { "PATH=/usr/bin:/bin", (char *)env, NULL };
+	struct tu_run r;
+	json_t *reply = NULL;
+
+	ck_assert_int_eq(proto_encode(&in, req, NULL), 0);
+	json_decref(req);
+	tu_run(&r, argv, envp, in.data, in.len);
+	ck_assert_msg(r.status == 0, "agent exited %d: %s", r.status,
+	    r.errout);
+	buf_add(&out, r.out, r.outlen);
+	ck_assert_int_eq(proto_decode(&reply, &out, NULL), 1);
+	tu_run_free(&r);
+	buf_release(&in);
+	buf_release(&out);
+	return reply;
+}
+
 long long
 now_ms(void)
 {

@@ -32,6 +32,12 @@ const char *agent_cache_dir(void);
  * it to end the session).
  */
 pid_t	 agent_start(json_t *req, int *in, int *out);
+/*
+ * Runs agent (NULL: agent_bin()) once on the one request req (taken), with
+ * only PATH=/usr/bin:/bin and env (one more NAME=VALUE entry, or NULL) in
+ * its environment; it must exit 0.  Returns its first reply.
+ */
+json_t	*agent_ask(const char *agent, const char *env, json_t *req);
 /* CLOCK_MONOTONIC in milliseconds. */
 long long now_ms(void);
 /* The member at a dotted path, or NULL when any step is missing. */

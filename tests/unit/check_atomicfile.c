@@ -11,23 +11,7 @@
 #include "controller/atomicfile.h"
 #include "testutil.h"
 
-static char *dir;
-
-static void
-setup(void)
-{
-	dir = tu_mkdtemp();
-}
-
-static void
-teardown(void)
-{
-	chmod(dir, 0700);
-	tu_rmtree(dir);
-	free(dir);
-}
-
-/* Entries in dir besides "." and "..". */
+/* Entries in d besides "." and "..". */
 static int
 entries(const char *d)
 {
@@ -45,7 +29,7 @@ entries(const char *d)
 
 START_TEST(test_create_and_replace)
 {
-	char *p = xasprintf("%s/m.prom", dir), *got;
+	char *p = xasprintf("%s/m.prom", tu_dir), *got;
 	struct err err = ENVCTL_ERR_INIT;
 	struct stat st;
 	size_t len;
@@ -60,7 +44,7 @@ START_TEST(test_create_and_replace)
 	ck_assert_int_eq(memcmp(got, "two, longer\n", 12), 0);
 	ck_assert_int_eq(stat(p, &st), 0);
 	ck_assert_int_eq(st.st_mode & 07777, 0644);
-	ck_assert_int_eq(entries(dir), 1);
+	ck_assert_int_eq(entries(tu_dir), 1);
 	free(got);
 	free(p);
 }
@@ -68,23 +52,23 @@ END_TEST
 
 START_TEST(test_failure_leaves_target_whole)
 {
-	char *p = xasprintf("%s/m.prom", dir), *got, *missing;
+	char *p = xasprintf("%s/m.prom", tu_dir), *got, *missing;
 	struct err err = ENVCTL_ERR_INIT;
 	size_t len;
 
 	ck_assert_int_eq(atomic_write_file(p, "old\n", 4, 0644, &err), 0);
 	/* No temp file can be made: the old file stays, nothing is left. */
 	if (geteuid() != 0) {
-		ck_assert_int_eq(chmod(dir, 0500), 0);
+		ck_assert_int_eq(chmod(tu_dir, 0500), 0);
 		ck_assert_int_eq(atomic_write_file(p, "new\n", 4, 0644, &err),
 		    ENVCTL_ESYS);
 		ck_assert_ptr_nonnull(strstr(err.msg, "cannot create a "
 		    "temporary file in"));
 		err_release(&err);
-		ck_assert_int_eq(chmod(dir, 0700), 0);
+		ck_assert_int_eq(chmod(tu_dir, 0700), 0);
 	}
 	/* The target is a directory: rename fails, the temp is removed. */
-	missing = xasprintf("%s/sub", dir);
+	missing = xasprintf("%s/sub", tu_dir);
 	ck_assert_int_eq(mkdir(missing, 0700), 0);
 	free(tu_writes(missing, "keep", "x"));
 	ck_assert_int_eq(atomic_write_file(missing, "new\n", 4, 0644, &err),
@@ -94,10 +78,10 @@ START_TEST(test_failure_leaves_target_whole)
 	got = tu_read(p, &len);
 	ck_assert_uint_eq(len, 4);
 	ck_assert_int_eq(memcmp(got, "old\n", 4), 0);
-	ck_assert_int_eq(entries(dir), 2);
+	ck_assert_int_eq(entries(tu_dir), 2);
 	/* A missing directory is named in the error. */
 	free(missing);
-	missing = xasprintf("%s/nodir/m.prom", dir);
+	missing = xasprintf("%s/nodir/m.prom", tu_dir);
 	ck_assert_int_eq(atomic_write_file(missing, "x", 1, 0644, &err),
 	    ENVCTL_ESYS);
 	ck_assert_ptr_nonnull(strstr(err.msg, "/nodir"));
@@ -116,7 +100,7 @@ main(void)
 	SRunner *sr;
 	int failed;
 
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, tu_dir_setup, tu_dir_teardown);
 	tcase_add_test(tc, test_create_and_replace);
 	tcase_add_test(tc, test_failure_leaves_target_whole);
 	suite_add_tcase(s, tc);

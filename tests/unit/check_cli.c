@@ -13,21 +13,6 @@
 #include "controller/hash.h"
 #include "testutil.h"
 
-static char *dir;
-
-static void
-setup(void)
-{
-	dir = tu_mkdtemp();
-}
-
-static void
-teardown(void)
-{
-	tu_rmtree(dir);
-	free(dir);
-}
-
 /* Runs envctl with up to 8 arguments; r must be freed by the caller. */
 static void
 envctl(struct tu_run *r, const char *a1, const char *a2, const char *a3,
@@ -64,7 +49,7 @@ static char *
 python_env(const char *content, size_t len, const char *launcher_var,
     char **errout)
 {
-	char *sub = xasprintf("%s/site.%d", dir, rand());
+	char *sub = xasprintf("%s/site.%d", tu_dir, rand());
 	char *pp = xasprintf("PYTHONPATH=%s", sub);
 	char *envp[] = { "PATH=/usr/bin:/bin", pp, (char *)launcher_var,
 	    NULL };
@@ -193,18 +178,18 @@ END_TEST
 
 START_TEST(test_hostile_value)
 {
-	char *pwned = xasprintf("%s/pwned", dir);
+	char *pwned = xasprintf("%s/pwned", tu_dir);
 	char *hostile = xasprintf("\"); import os; os.system(\"touch %s\"); "
 	    "(\"\\ \\n '''", pwned);
 	/* CUDA_HOME: no value rule stands between it and the file. */
 	char *inv_text = xasprintf("all:\n  hosts:\n    h1:\n"
 	    "      cuda_home: |-\n        %s\n", hostile);
-	char *inv = tu_writes(dir, "hostile.yaml", inv_text);
+	char *inv = tu_writes(tu_dir, "hostile.yaml", inv_text);
 	char *want = xasprintf("CUDA_HOME=%s\n", hostile), *py, *perr;
 	char *argv[] = { (char *)tu_python(), "-c",
 	    "import os; print('CUDA_HOME=' + os.environ['CUDA_HOME'])",
 	    NULL };
-	char *sub = xasprintf("%s/site", dir), *pp;
+	char *sub = xasprintf("%s/site", tu_dir), *pp;
 	struct tu_run r, p;
 
 	envctl(&r, "render", inv, "--host", "h1", NULL, NULL);
@@ -236,7 +221,7 @@ END_TEST
 
 START_TEST(test_nul_refused)
 {
-	char *inv = tu_writes(dir, "nul.yaml", "all:\n  hosts:\n    h1:\n"
+	char *inv = tu_writes(tu_dir, "nul.yaml", "all:\n  hosts:\n    h1:\n"
 	    "      nccl_proto: \"a\\0b\"\n");
 	struct tu_run r;
 
@@ -247,7 +232,7 @@ START_TEST(test_nul_refused)
 	    "'nccl_proto' contains a NUL byte"));
 	tu_run_free(&r);
 	free(inv);
-	inv = tu_writes(dir, "list.yaml", "all:\n  hosts:\n    h1:\n"
+	inv = tu_writes(tu_dir, "list.yaml", "all:\n  hosts:\n    h1:\n"
 	    "      nccl_proto: [a, b]\n");
 	envctl(&r, "check", inv, NULL, NULL, NULL, NULL);
 	ck_assert_int_eq(r.status, 1);
@@ -260,7 +245,7 @@ END_TEST
 
 START_TEST(test_nested_variables)
 {
-	char *inv = tu_writes(dir, "nested.yaml",
+	char *inv = tu_writes(tu_dir, "nested.yaml",
 	    "all:\n"
 	    "  vars:\n"
 	    "    cuda_root: /opt\n"
@@ -311,9 +296,9 @@ END_TEST
 
 START_TEST(test_render_masks_secrets)
 {
-	char *inv = tu_writes(dir, "s.yaml", "all:\n  hosts:\n    h1:\n"
+	char *inv = tu_writes(tu_dir, "s.yaml", "all:\n  hosts:\n    h1:\n"
 	    "      token: hunter2\n");
-	char *pb = tu_writes(dir, "secret.yaml", "env:\n  TOKEN:\n"
+	char *pb = tu_writes(tu_dir, "secret.yaml", "env:\n  TOKEN:\n"
 	    "    value: '{{ token }}'\n    secret: true\n  PLAIN: x\n");
 	struct tu_run r;
 
@@ -370,7 +355,7 @@ END_TEST
 START_TEST(test_check_value_rules)
 {
 	/* The default playbook's NCCL_PROTO is "{{ nccl_proto }}". */
-	char *inv = tu_writes(dir, "rules.yaml", "all:\n  hosts:\n"
+	char *inv = tu_writes(tu_dir, "rules.yaml", "all:\n  hosts:\n"
 	    "    gpu-01:\n      nccl_proto: LL129\n"
 	    "    gpu-02:\n      nccl_buffsize: 16M\n"), *want;
 	struct tu_run r;
@@ -434,7 +419,7 @@ END_TEST
 static void
 assert_bad_inventory(const char *text, const char *want)
 {
-	char *inv = tu_writes(dir, "bad.yaml", text);
+	char *inv = tu_writes(tu_dir, "bad.yaml", text);
 	char *full = xasprintf("%s%s", inv, want);
 	struct tu_run r;
 
@@ -482,7 +467,7 @@ START_TEST(test_block_render_current)
 	ck_assert_int_eq(memcmp(r.out, orig, len), 0);
 	ck_assert_ptr_nonnull(strstr(r.out + len,
 	    "# BEGIN envctl managed block: tuning\n"));
-	again = tu_write(dir, "rendered.py", r.out, r.outlen);
+	again = tu_write(tu_dir, "rendered.py", r.out, r.outlen);
 	{
 		char *argv[] = { (char *)tu_envctl(), "render", inv, "--host",
 		    "h100-01", "-p", pb, "--current", again, NULL };
@@ -508,7 +493,7 @@ START_TEST(test_plan_local_connection)
 	 * the machine's own sitecustomize.py through a wrapper interpreter
 	 * that points python at a file in the temp dir, and changes nothing.
 	 */
-	char *site = xasprintf("%s/site", dir), *wrapper, *inv_text, *inv;
+	char *site = xasprintf("%s/site", tu_dir), *wrapper, *inv_text, *inv;
 	char *seed = tu_fixture("seed-broken.sitecustomize.py"), *text;
 	char *before, *after;
 	size_t len, blen, alen;
@@ -517,7 +502,7 @@ START_TEST(test_plan_local_connection)
 	ck_assert_int_eq(mkdir(site, 0700), 0);
 	text = tu_read(seed, &len);
 	free(tu_write(site, "sitecustomize.py", text, len));
-	wrapper = xasprintf("%s/py", dir);
+	wrapper = xasprintf("%s/py", tu_dir);
 	{
 		char *script = xasprintf("#!/bin/sh\nexec env PYTHONPATH=%s "
 		    "%s \"$@\"\n", site, tu_python());
@@ -529,7 +514,7 @@ START_TEST(test_plan_local_connection)
 	inv_text = xasprintf("all:\n  hosts:\n    me:\n"
 	    "      ansible_connection: local\n"
 	    "      ansible_python_interpreter: %s\n", wrapper);
-	inv = tu_writes(dir, "local.yaml", inv_text);
+	inv = tu_writes(tu_dir, "local.yaml", inv_text);
 	before = tu_read(seed, &blen);
 	envctl(&r, "plan", inv, "--json", NULL, NULL, NULL);
 	ck_assert_msg(r.status == 2, "exit %d: %s", r.status, r.errout);
@@ -771,7 +756,7 @@ main(void)
 	SRunner *sr;
 	int failed;
 
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, tu_dir_setup, tu_dir_teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_default_playbook_in_python);
 	tcase_add_test(tc, test_seed_broken_is_silent_failure);

@@ -18,7 +18,6 @@
 #include "agent/pykind.c"	/* see above */
 #include "common/buf.h"
 #include "common/err.h"
-#include "common/proto.h"
 #include "common/xmalloc.h"
 #include "controller/discover.h"
 #include "agenttest.h"
@@ -338,28 +337,11 @@ trusted_agent(void)
 /* The agent the requests go to: the built one, or trusted_agent()'s. */
 static const char *agent_path;
 
-/* One request to the agent (env: NULL-ended extra entries); its reply. */
+/* One request to that agent (env0: one more environment entry). */
 static json_t *
 ask_env(json_t *req, const char *env0)
 {
-	struct buf in = ENVCTL_BUF_INIT, out = ENVCTL_BUF_INIT;
-	char *argv[] = { (char *)(agent_path != NULL ? agent_path :
-	    agent_bin()), NULL };
-	char *envp[] = { "PATH=/usr/bin:/bin", (char *)env0, NULL };
-	struct tu_run r;
-	json_t *rep = NULL;
-
-	ck_assert_int_eq(proto_encode(&in, req, NULL), 0);
-	json_decref(req);
-	tu_run(&r, argv, envp, in.data, in.len);
-	ck_assert_msg(r.status == 0, "agent exited %d: %s", r.status,
-	    r.errout);
-	buf_add(&out, r.out, r.outlen);
-	ck_assert_int_eq(proto_decode(&rep, &out, NULL), 1);
-	tu_run_free(&r);
-	buf_release(&in);
-	buf_release(&out);
-	return rep;
+	return agent_ask(agent_path, env0, req);
 }
 
 static const json_t *

@@ -22,7 +22,6 @@
 #include "agent/gpufacts.c"	/* see above */
 #include "common/buf.h"
 #include "common/err.h"
-#include "common/proto.h"
 #include "common/xmalloc.h"
 #include "controller/gpufacts.h"
 #include "agenttest.h"
@@ -347,29 +346,6 @@ END_TEST
 
 /* ---- the agent, for real ---- */
 
-/* One request to agent (env: extra environment), its reply. */
-static json_t *
-ask(const char *agent, const char *env, json_t *req)
-{
-	struct buf in = ENVCTL_BUF_INIT, out = ENVCTL_BUF_INIT;
-	char *argv[] = { (char *)agent, NULL };
-	char *envp[] = { "PATH=/usr/bin:/bin", (char *)env, NULL };
-	struct tu_run r;
-	json_t *m = NULL;
-
-	ck_assert_int_eq(proto_encode(&in, req, NULL), 0);
-	json_decref(req);
-	tu_run(&r, argv, envp, in.data, in.len);
-	ck_assert_msg(r.status == 0, "agent exited %d: %s", r.status,
-	    r.errout);
-	buf_add(&out, r.out, r.outlen);
-	ck_assert_int_eq(proto_decode(&m, &out, NULL), 1);
-	tu_run_free(&r);
-	buf_release(&in);
-	buf_release(&out);
-	return m;
-}
-
 START_TEST(test_agent_cuda13)
 {
 	json_t *rep;
@@ -379,7 +355,7 @@ START_TEST(test_agent_cuda13)
 		    CUDA13);
 		return;
 	}
-	rep = ask(agent_bin(), NULL, gpufacts_request(1,
+	rep = agent_ask(agent_bin(), NULL, gpufacts_request(1,
 	    ENVCTL_GPUFACTS_CUDA, NULL, 0, CUDA13, 20000));
 	assert_ok(rep);
 	ck_assert(jbool(rep, "cuda.exists"));
@@ -392,7 +368,7 @@ START_TEST(test_agent_cuda13)
 	ck_assert_str_eq(jstr(rep, "cuda.ptxas.path"), CUDA13 "/bin/ptxas");
 	assert_null(rep, "gpu");
 	json_decref(rep);
-	rep = ask(agent_bin(), NULL, gpufacts_request(2,
+	rep = agent_ask(agent_bin(), NULL, gpufacts_request(2,
 	    ENVCTL_GPUFACTS_CUDA, NULL, 0, "/nonexistent/cuda", 20000));
 	assert_ok(rep);
 	ck_assert(!jbool(rep, "cuda.exists"));
@@ -451,8 +427,8 @@ START_TEST(test_agent_planted)
 	free(p);
 	ck_assert_int_eq(chmod(smi, 0755), 0);
 	env = xasprintf("ENVCTL_TEST_GPU_ROOT=%s", root);
-	rep = ask(faults, env, gpufacts_request(1, ENVCTL_GPUFACTS_GPU, NULL,
-	    0, NULL, 20000));
+	rep = agent_ask(faults, env, gpufacts_request(1,
+	    ENVCTL_GPUFACTS_GPU, NULL, 0, NULL, 20000));
 	assert_ok(rep);
 	ck_assert_str_eq(jstr(rep, "gpu.driver.version"), "565.57.01");
 	ck_assert_str_eq(jstr(rep, "gpu.nvidia_smi"), smi);
@@ -489,8 +465,8 @@ START_TEST(test_agent_planted)
 	json_decref(rep);
 	/* nvidia-smi failing is an error of its own, not the op's. */
 	ck_assert_int_eq(chmod(smi, 0644), 0);
-	rep = ask(faults, env, gpufacts_request(2, ENVCTL_GPUFACTS_GPU, NULL,
-	    0, NULL, 20000));
+	rep = agent_ask(faults, env, gpufacts_request(2,
+	    ENVCTL_GPUFACTS_GPU, NULL, 0, NULL, 20000));
 	assert_ok(rep);
 	ck_assert_int_eq(json_array_size(jget(rep, "gpu.errors")), 3);
 	json_decref(rep);
@@ -498,8 +474,8 @@ START_TEST(test_agent_planted)
 	p = xasprintf("rm -rf '%s/usr' '%s/proc/driver'", root, root);
 	ck_assert_int_eq(sh(p), 0);
 	free(p);
-	rep = ask(faults, env, gpufacts_request(3, ENVCTL_GPUFACTS_GPU, NULL,
-	    0, NULL, 20000));
+	rep = agent_ask(faults, env, gpufacts_request(3,
+	    ENVCTL_GPUFACTS_GPU, NULL, 0, NULL, 20000));
 	assert_ok(rep);
 	assert_null(rep, "gpu.driver");
 	assert_null(rep, "gpu.nvidia_smi");
@@ -624,7 +600,7 @@ START_TEST(test_agent_checks)
 	json_array_append_new(cs, one("cuda-toolkit", p, 13));
 	free(p);
 	json_array_append_new(cs, one("dir", c124, 0));
-	rep = ask(faults, env, checks_req(dir, cs));
+	rep = agent_ask(faults, env, checks_req(dir, cs));
 	assert_ok(rep);
 	assert_check(rep, 0, 0, "is CUDA 12.4, want 13", "12.4", "12.2");
 	assert_check(rep, 1, 0, "is CUDA 12.4 but the driver supports 12.2 "
@@ -651,7 +627,7 @@ START_TEST(test_agent_checks)
 		json_array_append_new(cs, one("cuda-toolkit", CUDA13, 13));
 		json_array_append_new(cs, one("ptxas", CUDA13 "/bin/ptxas",
 		    13));
-		rep = ask(faults, env, checks_req(dir, cs));
+		rep = agent_ask(faults, env, checks_req(dir, cs));
 		assert_ok(rep);
 		assert_check(rep, 0, 0, "is CUDA 13.0 but the driver supports "
 		    "12.2 (driver 535.129.03; CUDA 13 needs 580 or later)",
@@ -665,7 +641,7 @@ START_TEST(test_agent_checks)
 		json_array_append_new(cs, one("cuda-toolkit", CUDA13, 13));
 		json_array_append_new(cs, one("ptxas", CUDA13 "/bin/ptxas",
 		    0));
-		rep = ask(faults, NULL, checks_req(dir, cs));
+		rep = agent_ask(faults, NULL, checks_req(dir, cs));
 		assert_ok(rep);
 		assert_check(rep, 0, 1, "not checked against the driver: no "
 		    "nvidia-smi (no driver)", "13.0", NULL);
@@ -676,7 +652,7 @@ START_TEST(test_agent_checks)
 		tu_skip("test_agent_checks (CUDA 13.0)", "no CUDA 13.0 "
 		    "toolkit in " CUDA13);
 
-	rep = ask(faults, env, checks_req(dir, json_pack("[{s:s,s:s,s:s,"
+	rep = agent_ask(faults, env, checks_req(dir, json_pack("[{s:s,s:s,s:s,"
 	    "s:s}]", "name", "V", "kind", "ptxas", "path", "/x", "cuda_major",
 	    "13")));
 	ck_assert(!jbool(rep, "ok"));
@@ -755,7 +731,7 @@ START_TEST(test_agent_venv)
 	    "timeout_ms", 30000);
 	json_array_append_new(json_object_get(rep, "facts"),
 	    json_string("nccl"));
-	rep = ask(agent_bin(), NULL, rep);
+	rep = agent_ask(agent_bin(), NULL, rep);
 	assert_ok(rep);
 	t = json_array_get(jget(rep, "interpreters"), 0);
 	assert_null(t, "error");

@@ -25,26 +25,11 @@
 #include "controller/yamldoc.h"
 #include "testutil.h"
 
-static char *dir;
-
-static void
-setup(void)
-{
-	dir = tu_mkdtemp();
-}
-
-static void
-teardown(void)
-{
-	tu_rmtree(dir);
-	free(dir);
-}
-
-/* Writes an executable script into dir; returns its path. */
+/* Writes an executable script into tu_dir; returns its path. */
 static char *
 script(const char *name, const char *text)
 {
-	char *p = tu_writes(dir, name, text);
+	char *p = tu_writes(tu_dir, name, text);
 
 	ck_assert_int_eq(chmod(p, 0755), 0);
 	return p;
@@ -94,7 +79,7 @@ START_TEST(test_read_types)
 	struct inventory *inv;
 	struct buf msgs = ENVCTL_BUF_INIT;
 	const struct ynode *v;
-	char *p = tu_writes(dir, "inv.json",
+	char *p = tu_writes(tu_dir, "inv.json",
 	    "{\"gpu\": {\"hosts\": [\"g1\", \"g2\"], \"vars\": "
 	    "{\"s\": \"x{{ y }}\", \"i\": -42, \"r\": 1e5, \"t\": 1E-7, "
 	    "\"z\": -0.0, \"b\": true, \"f\": false, \"n\": null, "
@@ -217,7 +202,7 @@ START_TEST(test_read_errors)
 {
 	struct inventory *inv;
 	struct buf msgs = ENVCTL_BUF_INIT;
-	char *data = tu_writes(dir, "out.json", bad[_i].json);
+	char *data = tu_writes(tu_dir, "out.json", bad[_i].json);
 	char *text = xasprintf("#!/bin/sh\nexec cat '%s'\n", data);
 	char *p = script("inv.sh", text);
 	int r = load(p, &inv, &msgs);
@@ -241,7 +226,7 @@ START_TEST(test_read_file_errors)
 {
 	struct inventory *inv;
 	struct buf msgs = ENVCTL_BUF_INIT;
-	char *p = tu_writes(dir, "inv.json",
+	char *p = tu_writes(tu_dir, "inv.json",
 	    "{\"_meta\": {\"hostvars\": {}}, \"g\": {\"hosts\": [\"a\"], "
 	    "\"vars\": [1]}}\n");
 	char *want = xasprintf("%s: group 'g': vars must be a mapping, got a "
@@ -292,7 +277,7 @@ START_TEST(test_read_too_deep)
 	for (i = 0; i < 1100; i++)
 		buf_addch(&j, ']');
 	buf_addstr(&j, "}}}");
-	free(tu_writes(dir, "deep.json", j.data));
+	free(tu_writes(tu_dir, "deep.json", j.data));
 	p = script("deep.sh", "#!/bin/sh\nexec cat \"$(dirname \"$0\")/"
 	    "deep.json\"\n");
 	ck_assert_int_eq(load(p, &inv, &msgs), ENVCTL_ETOOBIG);
@@ -313,7 +298,7 @@ START_TEST(test_script_per_host)
 {
 	struct inventory *inv;
 	struct buf msgs = ENVCTL_BUF_INIT;
-	char *log = xasprintf("%s/calls", dir), *text, *p, *got;
+	char *log = xasprintf("%s/calls", tu_dir), *text, *p, *got;
 	size_t len;
 
 	text = xasprintf("#!/bin/sh\n"
@@ -438,7 +423,7 @@ START_TEST(test_run_deadline)
 	struct buf out, errout = ENVCTL_BUF_INIT;
 	struct err err = ENVCTL_ERR_INIT;
 	long long deadline;
-	char *pidfile = xasprintf("%s/bg.pid", dir), *text, *p, *pid;
+	char *pidfile = xasprintf("%s/bg.pid", tu_dir), *text, *p, *pid;
 	double t0;
 	size_t len;
 
@@ -529,7 +514,7 @@ START_TEST(test_run_env)
 	close(fd);
 	free(p);
 
-	missing = xasprintf("%s/missing.sh", dir);
+	missing = xasprintf("%s/missing.sh", tu_dir);
 	ck_assert_int_eq(invscript_run(&out, NULL, missing, "--list", NULL,
 	    deadline, &err), ENVCTL_ENOTFOUND);
 	ck_assert_msg(strstr(err.msg, "missing.sh': no such file") != NULL,
@@ -641,7 +626,7 @@ compare(const char *path)
 
 START_TEST(test_writers_yaml)
 {
-	char *p = tu_writes(dir, "hosts.yaml",
+	char *p = tu_writes(tu_dir, "hosts.yaml",
 	    "all:\n"
 	    "  vars:\n"
 	    "    av: 1\n"
@@ -724,7 +709,7 @@ START_TEST(test_internal_vars)
 		n += inv_json_internal_var(names[i]);
 	}
 	ck_assert_int_eq(n, 19);
-	p = tu_writes(dir, "internal.yaml", yaml.data);
+	p = tu_writes(tu_dir, "internal.yaml", yaml.data);
 	compare(p);
 	buf_release(&yaml);
 	free(p);
@@ -736,7 +721,7 @@ START_TEST(test_write_refusals)
 	struct inventory *inv;
 	struct buf msgs = ENVCTL_BUF_INIT, b = ENVCTL_BUF_INIT;
 	struct err err = ENVCTL_ERR_INIT;
-	char *p = tu_writes(dir, "keys.yaml",
+	char *p = tu_writes(tu_dir, "keys.yaml",
 	    "all:\n  hosts:\n    h:\n      m: {1: a, b: c}\n");
 
 	ck_assert_msg(load(p, &inv, &msgs) == 0, "%s", msgs.data);
@@ -764,7 +749,7 @@ main(void)
 	SRunner *sr;
 	int failed;
 
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, tu_dir_setup, tu_dir_teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_read_types);
 	tcase_add_test(tc, test_literal_names);

@@ -27,21 +27,6 @@
 
 #define NOBODY	65534
 
-static char *dir;
-
-static void
-setup(void)
-{
-	dir = tu_mkdtemp();
-}
-
-static void
-teardown(void)
-{
-	tu_rmtree(dir);
-	free(dir);
-}
-
 static mode_t
 mode_of(const char *path)
 {
@@ -150,8 +135,9 @@ release(struct holder *h)
 
 START_TEST(test_dir_made)
 {
-	char *d = xasprintf("%s/a/b/locks", dir), *a = xasprintf("%s/a", dir);
-	char *b = xasprintf("%s/a/b", dir), *msg, *want;
+	char *d = xasprintf("%s/a/b/locks", tu_dir);
+	char *a = xasprintf("%s/a", tu_dir);
+	char *b = xasprintf("%s/a/b", tu_dir), *msg, *want;
 	mode_t um = umask(077);
 
 	/* Without parents, a missing parent is a system error. */
@@ -179,8 +165,9 @@ END_TEST
 
 START_TEST(test_dir_refused)
 {
-	char *d = xasprintf("%s/locks", dir), *sub = xasprintf("%s/open", dir);
-	char *real = xasprintf("%s/real", dir), *want, *inner;
+	char *d = xasprintf("%s/locks", tu_dir);
+	char *sub = xasprintf("%s/open", tu_dir);
+	char *real = xasprintf("%s/real", tu_dir), *want, *inner;
 
 	/* A symlink, even to a good directory of ours: never followed. */
 	ck_assert_int_eq(mkdir(real, 0700), 0);
@@ -190,7 +177,7 @@ START_TEST(test_dir_refused)
 	ck_assert_int_eq(unlink(d), 0);
 	free(want);
 	/* A file. */
-	free(tu_writes(dir, "locks", "x"));
+	free(tu_writes(tu_dir, "locks", "x"));
 	want = xasprintf("lock directory '%s' is not a directory: refusing "
 	    "it", d);
 	assert_refused(d, 0, ENVCTL_EINVALID, want);
@@ -242,7 +229,7 @@ END_TEST
 START_TEST(test_file)
 {
 	struct err err = ENVCTL_ERR_INIT;
-	char *d = xasprintf("%s/locks", dir), *f, *victim, *want;
+	char *d = xasprintf("%s/locks", tu_dir), *f, *victim, *want;
 	int dfd, fd;
 
 	ck_assert_int_eq(lockfile_dir(&dfd, d, 0, &err), 0);
@@ -258,7 +245,7 @@ START_TEST(test_file)
 	close(fd);
 
 	/* A symlink planted at the lock path is not followed. */
-	victim = xasprintf("%s/victim", dir);
+	victim = xasprintf("%s/victim", tu_dir);
 	free(f);
 	f = xasprintf("%s/b.lock", d);
 	ck_assert_int_eq(symlink(victim, f), 0);
@@ -310,7 +297,7 @@ END_TEST
 START_TEST(test_unprivileged)
 {
 	struct err err = ENVCTL_ERR_INIT;
-	char *d = xasprintf("%s/locks", dir), *f = xasprintf("%s/a.lock", d);
+	char *d = xasprintf("%s/locks", tu_dir), *f = xasprintf("%s/a.lock", d);
 	int dfd, fd, st;
 	pid_t pid;
 
@@ -322,7 +309,7 @@ START_TEST(test_unprivileged)
 		return;
 	}
 	/* Make the test dir itself passable: only the lock dir stops them. */
-	ck_assert_int_eq(chmod(dir, 0711), 0);
+	ck_assert_int_eq(chmod(tu_dir, 0711), 0);
 	ck_assert_int_eq(lockfile_dir(&dfd, d, 0, &err), 0);
 	ck_assert_int_eq(lockfile_open(&fd, dfd, d, "a.lock", &err), 0);
 	if ((pid = fork()) == 0) {
@@ -353,7 +340,7 @@ START_TEST(test_holder)
 {
 	struct lockfile_holder h;
 	struct holder hd;
-	char *f = tu_writes(dir, "x.lock", ""), *comm, *cmd = own_cmd(), *s;
+	char *f = tu_writes(tu_dir, "x.lock", ""), *comm, *cmd = own_cmd(), *s;
 	int fd = open(f, O_RDONLY);
 
 	ck_assert_int_ne(fd, -1);
@@ -393,7 +380,8 @@ START_TEST(test_runlock)
 	struct runlock rl, rl2;
 	struct holder hd;
 	struct passwd *pw = getpwuid(getuid());
-	char *d = xasprintf("%s/run", dir), *f = xasprintf("%s/drift.lock", d);
+	char *d = xasprintf("%s/run", tu_dir);
+	char *f = xasprintf("%s/drift.lock", d);
 	char *text, *want, *cmd = own_cmd();
 
 	ck_assert_ptr_nonnull(pw);
@@ -470,16 +458,16 @@ START_TEST(test_runlock_default)
 		free(p);
 		return;
 	}
-	setenv("XDG_RUNTIME_DIR", dir, 1);
+	setenv("XDG_RUNTIME_DIR", tu_dir, 1);
 	p = runlock_default_path();
-	want = xasprintf("%s/envctl/drift.lock", dir);
+	want = xasprintf("%s/envctl/drift.lock", tu_dir);
 	ck_assert_str_eq(p, want);
 	free(p);
 	free(want);
 	unsetenv("XDG_RUNTIME_DIR");
-	setenv("HOME", dir, 1);
+	setenv("HOME", tu_dir, 1);
 	p = runlock_default_path();
-	want = xasprintf("%s/.cache/envctl/drift.lock", dir);
+	want = xasprintf("%s/.cache/envctl/drift.lock", tu_dir);
 	ck_assert_str_eq(p, want);
 	free(p);
 	free(want);
@@ -496,7 +484,7 @@ main(void)
 	SRunner *sr;
 	int failed;
 
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, tu_dir_setup, tu_dir_teardown);
 	tcase_add_test(tc, test_dir_made);
 	tcase_add_test(tc, test_dir_refused);
 	tcase_add_test(tc, test_file);

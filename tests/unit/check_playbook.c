@@ -11,26 +11,11 @@
 #include "controller/yamldoc.h"
 #include "testutil.h"
 
-static char *dir;
-
-static void
-setup(void)
-{
-	dir = tu_mkdtemp();
-}
-
-static void
-teardown(void)
-{
-	tu_rmtree(dir);
-	free(dir);
-}
-
 /* Loads text as pb.yaml in the temp dir; returns the code, err filled. */
 static int
 load(const char *text, struct playbook **pb, struct err *err)
 {
-	char *p = tu_writes(dir, "pb.yaml", text);
+	char *p = tu_writes(tu_dir, "pb.yaml", text);
 	int r = playbook_load(pb, p, err);
 
 	free(p);
@@ -210,7 +195,7 @@ START_TEST(test_template_rules)
 	assert_err(&err, "pb.yaml:2:11: template: cannot open '");
 	assert_err(&err, "missing.tmpl': No such file or directory");
 	err_release(&err);
-	free(tu_writes(dir, "t.tmpl", "# hi\n{{ envctl_env }}\n"));
+	free(tu_writes(tu_dir, "t.tmpl", "# hi\n{{ envctl_env }}\n"));
 	ck_assert_int_eq(load("mode: file\ntemplate: t.tmpl\nenv: {A: x}\n",
 	    &pb, &err), 0);
 	ck_assert_str_eq(pb->template.data, "# hi\n{{ envctl_env }}\n");
@@ -353,17 +338,17 @@ START_TEST(test_find)
 	ck_assert_int_eq(playbook_find(&out, "/abs/pb.yml", "/base", &err), 0);
 	ck_assert_str_eq(out, "/abs/pb.yml");
 	free(out);
-	free(tu_writes(dir, "mine.yaml", "env: {A: x}\n"));
-	setenv("ENVCTL_PLAYBOOK_PATH", dir, 1);
+	free(tu_writes(tu_dir, "mine.yaml", "env: {A: x}\n"));
+	setenv("ENVCTL_PLAYBOOK_PATH", tu_dir, 1);
 	ck_assert_int_eq(playbook_find(&out, "mine", NULL, &err), 0);
-	want = xasprintf("%s/mine.yaml", dir);
+	want = xasprintf("%s/mine.yaml", tu_dir);
 	ck_assert_str_eq(out, want);
 	free(out);
 	free(want);
 	ck_assert_int_eq(playbook_find(&out, "nosuch", NULL, &err),
 	    ENVCTL_ENOTFOUND);
 	assert_err(&err, "playbook 'nosuch' not found (looked in ");
-	assert_err(&err, dir);
+	assert_err(&err, tu_dir);
 	err_release(&err);
 	unsetenv("ENVCTL_PLAYBOOK_PATH");
 }
@@ -481,7 +466,7 @@ main(void)
 	SRunner *sr;
 	int failed;
 
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, tu_dir_setup, tu_dir_teardown);
 	tcase_add_test(tc, test_default_playbook);
 	tcase_add_test(tc, test_minimal_block_defaults);
 	tcase_add_test(tc, test_unknown_key_suggests);

@@ -415,6 +415,60 @@ interp_fails(struct policy *pol, const char *interp, const char *msg)
 	err_release(&err);
 }
 
+/*
+ * The names policy_interpreter() runs without interpreter lines (and
+ * unitenv marks as Python's): "python" then only digits and dots, in the
+ * last path component.  Pinned: a change here widens or narrows what a
+ * privileged agent runs.
+ */
+static const struct {
+	const char	*path;
+	int		 python;
+} python_names[] = {
+	{ "python", 1 },
+	{ "python3", 1 },
+	{ "python3.11", 1 },
+	{ "python27", 1 },
+	{ "/usr/bin/python3", 1 },
+	{ "/opt/conda/bin/python3.12", 1 },
+	{ "venv/bin/python", 1 },
+	{ "/python", 1 },
+	{ "python3.", 1 },
+	{ "python.3", 1 },
+	{ "python..", 1 },
+	{ "", 0 },
+	{ "/", 0 },
+	{ "/usr/bin/", 0 },
+	{ "/usr/bin/python3/", 0 },
+	{ "/usr/lib/python3/sh", 0 },
+	{ "py", 0 },
+	{ "pytho", 0 },
+	{ "Python3", 0 },
+	{ "PYTHON", 0 },
+	{ "ipython", 0 },
+	{ "ipython3", 0 },
+	{ "pythonw", 0 },
+	{ "python3m", 0 },
+	{ "python3.13t", 0 },
+	{ "python3.11d", 0 },
+	{ "python-3", 0 },
+	{ "python3-config", 0 },
+	{ "python3.11-config", 0 },
+	{ "python3.12-gdb.py", 0 },
+	{ "python3 ", 0 },
+	{ " python3", 0 },
+	{ "/usr/bin/python3\n", 0 },
+	{ "python3/", 0 },
+};
+
+START_TEST(test_python_name)
+{
+	ck_assert_msg(policy_python_name(python_names[_i].path) ==
+	    python_names[_i].python, "'%s': want %d", python_names[_i].path,
+	    python_names[_i].python);
+}
+END_TEST
+
 START_TEST(test_interpreter)
 {
 	struct policy pol;
@@ -881,6 +935,8 @@ main(void)
 	tc = tcase_create("policy");
 	tcase_add_test(tc, test_privileged);
 	tcase_add_test(tc, test_policy_file);
+	tcase_add_loop_test(tc, test_python_name, 0,
+	    sizeof(python_names) / sizeof(python_names[0]));
 	tcase_add_test(tc, test_interpreter);
 	tcase_add_test(tc, test_target);
 	tcase_add_test(tc, test_backup_lock_dirs);

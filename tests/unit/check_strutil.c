@@ -119,6 +119,65 @@ START_TEST(test_utf8_decode)
 }
 END_TEST
 
+START_TEST(test_addutf8)
+{
+	static const struct {
+		uint32_t	 cp;
+		const char	*want;
+		size_t		 len;
+	} edges[] = {
+		{ 0, "\0", 1 },
+		{ 0x7f, "\x7f", 1 },
+		{ 0x80, "\xc2\x80", 2 },
+		{ 0x7ff, "\xdf\xbf", 2 },
+		{ 0x800, "\xe0\xa0\x80", 3 },
+		{ 0x20ac, "\xe2\x82\xac", 3 },
+		{ 0xffff, "\xef\xbf\xbf", 3 },
+		{ 0x10000, "\xf0\x90\x80\x80", 4 },
+		{ 0x10ffff, "\xf4\x8f\xbf\xbf", 4 },
+	};
+	struct buf b = ENVCTL_BUF_INIT;
+	const char *why = NULL;
+	uint32_t cp, got;
+	size_t i;
+
+	for (i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
+		b.len = 0;
+		str_addutf8(&b, edges[i].cp);
+		ck_assert_uint_eq(b.len, edges[i].len);
+		ck_assert_mem_eq(b.data, edges[i].want, edges[i].len);
+	}
+	/* Every scalar value: what the decoder reads back, in full. */
+	for (cp = 0; cp <= 0x10ffff; cp++) {
+		if (cp == 0xd800)
+			cp = 0xe000;
+		b.len = 0;
+		str_addutf8(&b, cp);
+		ck_assert_uint_eq(str_utf8_decode(b.data, b.len, &got, &why),
+		    b.len);
+		ck_assert_uint_eq(got, cp);
+	}
+	buf_release(&b);
+}
+END_TEST
+
+START_TEST(test_hexval)
+{
+	static const char digits[] = "0123456789abcdef";
+	int c;
+
+	for (c = 0; c < 256; c++) {
+		if (c >= 'A' && c <= 'F')
+			ck_assert_int_eq(str_hexval(c), c - 'A' + 10);
+		else if (c != 0 && strchr(digits, c) != NULL)
+			ck_assert_int_eq(str_hexval(c), strchr(digits, c) -
+			    digits);
+		else
+			ck_assert_int_eq(str_hexval(c), -1);
+	}
+}
+END_TEST
+
 START_TEST(test_closest)
 {
 	static const char *const keys[] = { "hosts", "vars", "children",
@@ -149,6 +208,8 @@ main(void)
 	tcase_add_test(tc, test_distance);
 	tcase_add_test(tc, test_closest);
 	tcase_add_test(tc, test_utf8_decode);
+	tcase_add_test(tc, test_addutf8);
+	tcase_add_test(tc, test_hexval);
 	tcase_add_loop_test(tc, test_addvis, 0,
 	    sizeof(vis_cases) / sizeof(vis_cases[0]));
 	tcase_add_test(tc, test_vis_slots);

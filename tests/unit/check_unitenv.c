@@ -2,14 +2,15 @@
  * check_unitenv.c - a service's launch environment read from its unit
  * files (agent/unitenv.c).
  *
- * agent/unitenv.c is compiled into this suite directly, with the two agent
- * files it calls (agent/child.c, agent/policy.c): the Makefile links agent
- * objects only into the agent.  Every test writes real unit files, drop-ins
- * and environment files under a private root and reads them back.  The
- * oracle test runs systemd's own loader (systemd-analyze --offline=true
- * --root=ROOT security UNIT) over the same tree and compares the order in
- * which it parses the files, through the warnings both print for a
- * deliberately invalid assignment in each file.
+ * agent/unitenv.c is compiled into this suite directly, with the agent
+ * files it calls (agent/child.c, agent/policy.c, agent/unitpath.c,
+ * agent/unitsyntax.c): the Makefile links agent objects only into the
+ * agent.  Every test writes real unit files, drop-ins and environment
+ * files under a private root and reads them back.  The oracle test runs
+ * systemd's own loader (systemd-analyze --offline=true --root=ROOT
+ * security UNIT) over the same tree and compares the order in which it
+ * parses the files, through the warnings both print for a deliberately
+ * invalid assignment in each file.
  */
 #include <check.h>
 #include <errno.h>
@@ -22,6 +23,8 @@
 #include "agent/child.c"	/* see above */
 #include "agent/policy.c"
 #include "agent/unitenv.c"
+#include "agent/unitpath.c"
+#include "agent/unitsyntax.c"
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/xmalloc.h"

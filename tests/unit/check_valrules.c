@@ -23,21 +23,6 @@
 
 #define V(a, b, c)	ENVCTL_VERNUM(a, b, c)
 
-static char *dir;
-
-static void
-setup(void)
-{
-	dir = tu_mkdtemp();
-}
-
-static void
-teardown(void)
-{
-	tu_rmtree(dir);
-	free(dir);
-}
-
 enum want { OK, WARNS, FAILS };
 
 /*
@@ -439,8 +424,8 @@ desire(struct desired *d, const char *pbtext, const char *invtext,
 	struct err err = ENVCTL_ERR_INIT;
 	int r;
 
-	*pbpath = tu_writes(dir, "pb.yaml", pbtext);
-	*invpath = tu_writes(dir, "hosts.yaml", invtext);
+	*pbpath = tu_writes(tu_dir, "pb.yaml", pbtext);
+	*invpath = tu_writes(tu_dir, "hosts.yaml", invtext);
 	ck_assert_int_eq(playbook_load(&pb, *pbpath, &err), 0);
 	ck_assert_int_eq(inventory_load(&inv, *invpath, &err), 0);
 	r = desired_values(d, pb, inventory_find(inv, host), &err);
@@ -621,7 +606,7 @@ main(void)
 	SRunner *sr;
 	int failed;
 
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, tu_dir_setup, tu_dir_teardown);
 	tcase_add_test(tc, test_proto_message_exact);
 	tcase_add_test(tc, test_proto_versions);
 	tcase_add_test(tc, test_prefixes);

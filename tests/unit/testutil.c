@@ -60,6 +60,23 @@ tu_rmtree(const char *dir)
 	tu_run_free(&r);
 }
 
+char *tu_dir;
+
+void
+tu_dir_setup(void)
+{
+	tu_dir = tu_mkdtemp();
+}
+
+void
+tu_dir_teardown(void)
+{
+	chmod(tu_dir, 0700);
+	tu_rmtree(tu_dir);
+	free(tu_dir);
+	tu_dir = NULL;
+}
+
 char *
 tu_write(const char *dir, const char *name, const char *data, size_t len)
 {

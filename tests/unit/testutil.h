@@ -19,6 +19,15 @@ char	*tu_fixture(const char *name);
 char	*tu_mkdtemp(void);
 /* Removes a directory made by tu_mkdtemp() and everything in it. */
 void	 tu_rmtree(const char *dir);
+/*
+ * A fresh temp directory for every test of a TCase that has tu_dir_setup
+ * and tu_dir_teardown as its checked fixture: tu_dir is its path during
+ * the test (tu_mkdtemp()); it is removed afterwards, even when the test
+ * left it without its write bit.
+ */
+extern char *tu_dir;
+void	 tu_dir_setup(void);
+void	 tu_dir_teardown(void);
 /* Writes len bytes to dir/name (dir may be NULL); returns the full path. */
 char	*tu_write(const char *dir, const char *name, const char *data,
 	    size_t len);
