@@ -31,6 +31,7 @@
 #include "common/err.h"
 #include "common/proto.h"
 #include "common/xmalloc.h"
+#include "pykind.h"
 
 static const char *const default_patterns[] = {
 	"vllm", "sglang", "torch.distributed",
@@ -41,21 +42,6 @@ struct usercache {
 	long	 uid;
 	char	*name;
 };
-
-static const char *
-errno_reason(int e)
-{
-	switch (e) {
-	case EACCES:
-	case EPERM:
-		return "permission denied";
-	case ENOENT:
-	case ESRCH:
-		return "the process exited";
-	default:
-		return strerror(e);
-	}
-}
 
 /*
  * Reads at most cap bytes of the file rel (relative to dfd, the proc
@@ -108,6 +94,13 @@ out:
 	return rc;
 }
 
+/* Why a process's file could not be read: ENOENT means it exited. */
+static const char *
+proc_reason(int e)
+{
+	return err_reason(e == ENOENT ? ESRCH : e);
+}
+
 /* "PID/name" in rel (NAME_MAX + 16 bytes: a d_name and a short name). */
 static const char *
 proc_rel(char *rel, size_t size, const char *pid, const char *name)
@@ -125,25 +118,6 @@ is_digits(const char *s)
 		if (*s < '0' || *s > '9')
 			return 0;
 	return 1;
-}
-
-int
-procenv_is_python(const char *name)
-{
-	const char *p;
-
-	if (strncmp(name, "python", 6) != 0)
-		return 0;
-	p = name + 6;
-	while (*p >= '0' && *p <= '9')
-		p++;
-	if (*p == '.' && p[1] >= '0' && p[1] <= '9' && p > name + 6)
-		for (p++; *p >= '0' && *p <= '9'; p++)
-			;
-	/* An ABI flag: 3.13t (free-threaded), 3.12d (debug). */
-	if (*p >= 'a' && *p <= 'z' && p > name + 6)
-		p++;
-	return *p == '\0';
 }
 
 /* The file name of path, " (deleted)" (a replaced program) dropped. */
@@ -366,7 +340,7 @@ fill(struct procenv_proc *pr, struct procenv *pe, int dfd, const char *pid,
 		pr->unit = parse_unit(tmp->data);
 	if (read_proc(tmp, dfd, proc_rel(rel, sizeof(rel), pid, "environ"),
 	    ENVCTL_PROCENV_ENVIRON_MAX, &trunc) != 0) {
-		pr->error = xstrdup(errno_reason(errno));
+		pr->error = xstrdup(proc_reason(errno));
 		pe->unreadable++;
 		return;
 	}
@@ -470,7 +444,7 @@ procenv_scan(struct procenv *pe, const char *proc_root,
 		    de->d_name, "exe"), link, sizeof(link) - 1)) >= 0) {
 			link[r] = '\0';
 			base = base_name(link, (size_t)r);
-			if (!procenv_is_python(base)) {
+			if (!pykind_python_name(base)) {
 				free(base);
 				base = NULL;
 				continue;
@@ -504,13 +478,13 @@ procenv_scan(struct procenv *pe, const char *proc_root,
 		if (base != NULL)
 			exe = xstrdup(link);
 		else {
-			exe_error = xstrdup(errno_reason(exe_errno));
+			exe_error = xstrdup(proc_reason(exe_errno));
 			base = base_name(a0, strlen(a0));
 		}
 		free(a0);
-		if (!procenv_is_python(base) && exe == NULL)
+		if (!pykind_python_name(base) && exe == NULL)
 			pe->unidentified++;
-		if (procenv_is_python(base)) {
+		if (pykind_python_name(base)) {
 			pe->matched++;
 			if (pe->nprocs == ENVCTL_PROCENV_MATCH_MAX)
 				pe->truncated = 1;
