@@ -12,8 +12,11 @@
  * Cost: a scan runs on every plan and drift, over every process of the
  * host, so a process that cannot match costs one readlinkat() of its exe
  * (a Python interpreter's or not), not a read of its command line; only a
- * process whose exe cannot be read (another user's, a kernel thread)
- * needs its argv[0].  /proc/stat is read once a process has matched.
+ * process whose exe cannot be read (another user's) needs its argv[0].
+ * On procfs, an exe that is absent (ENOENT, not EACCES) means the process
+ * has no memory map, a kernel thread or a zombie, with an empty command
+ * line: it is passed over at once (a test's fake tree reads argv[0]).
+ * /proc/stat is read once a process has matched.
  */
 #include "procenv.h"
 
@@ -24,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "account.h"
@@ -93,6 +97,10 @@ out:
 	errno = saved;
 	return rc;
 }
+
+#ifndef PROC_SUPER_MAGIC
+#define PROC_SUPER_MAGIC	0x9fa0	/* linux/magic.h */
+#endif
 
 /* Why a process's file could not be read: ENOENT means it exited. */
 static const char *
@@ -406,7 +414,8 @@ procenv_scan(struct procenv *pe, const char *proc_root,
 	long long btime = BTIME_UNREAD;
 	long ticks = sysconf(_SC_CLK_TCK);
 	ssize_t r;
-	int rc, hit, dfd, exe_errno;
+	struct statfs fs;
+	int rc, hit, dfd, exe_errno, procfs;
 
 	if ((rc = check_list(patterns, npatterns, ENVCTL_PROCENV_PATTERNS_MAX,
 	    "pattern", 0, err)) != 0 || (rc = check_list(names, nnames,
@@ -423,6 +432,7 @@ procenv_scan(struct procenv *pe, const char *proc_root,
 		goto out;
 	}
 	dfd = dirfd(d);
+	procfs = fstatfs(dfd, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC;
 	while ((de = readdir(d)) != NULL) {
 		if (!is_digits(de->d_name))
 			continue;
@@ -449,8 +459,13 @@ procenv_scan(struct procenv *pe, const char *proc_root,
 				base = NULL;
 				continue;
 			}
-		} else
-			exe_errno = errno;
+		} else if ((exe_errno = errno) == ENOENT && procfs)
+			/*
+			 * On procfs an absent exe means no memory map: a
+			 * kernel thread or a zombie, whose command line is
+			 * empty, or a process gone.
+			 */
+			continue;
 		/* Gone, a kernel thread or a zombie: nothing to see. */
 		if (read_proc(&cmd, dfd, proc_rel(rel, sizeof(rel),
 		    de->d_name, "cmdline"), ENVCTL_PROCENV_CMDLINE_MAX,
