@@ -266,9 +266,9 @@ cache_script_args(char **argv, size_t k, struct cache *c, const char *name,
 }
 
 /*
- * The cache as data may use it: cache_dir()'s, and its directory is the
- * effective user's and not writable by group or others.  The data file's
- * name in *file (the caller frees it), or NULL.
+ * The name of data file name (the caller frees it) when the cache may
+ * hold data: cache_dir()'s, and its directory the effective user's and
+ * not writable by group or others; else NULL.
  */
 static char *
 data_file(struct cache *c, const char *name)
@@ -352,10 +352,10 @@ cache_data_write(struct cache *c, const char *name, const void *data,
 }
 
 /*
- * Removes the scripts, and their bytecode, and the data files of versions
- * that are gone (a second pass, after the versions removed now).  A script written or used
- * within a day is kept: an old version that is running while another
- * session removes its agent file still needs it.
+ * Removes the scripts (and their bytecode) and the data files of versions
+ * that are gone (a second pass, after the versions removed now).  A file
+ * written or used within a day is kept: an old version that is running
+ * while another session removes its agent file still needs it.
  */
 static void
 tidy_scripts(const struct cache *c, DIR *dp)
