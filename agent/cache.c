@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/buf.h"
 #include "common/fdio.h"
 #include "common/selfexe.h"
 #include "common/xmalloc.h"
@@ -69,7 +70,22 @@ script_namen(const char *s, size_t n)
 	return 1;
 }
 
-/* "." + an agent or script name + ".tmp-" + 12 hex digits: a temp. */
+/* The first n bytes of s are an agent name + "." + [a-z]{1,16}: data. */
+static int
+data_namen(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n < AGENT_LEN + 2 || !agent_namen(s, AGENT_LEN) ||
+	    s[AGENT_LEN] != '.' || n - AGENT_LEN - 1 > SCRIPT_NAME_MAX)
+		return 0;
+	for (i = AGENT_LEN + 1; i < n; i++)
+		if (s[i] < 'a' || s[i] > 'z')
+			return 0;
+	return 1;
+}
+
+/* "." + an agent, script or data name + ".tmp-" + 12 hex digits: a temp. */
 static int
 temp_name(const char *s)
 {
@@ -80,7 +96,8 @@ temp_name(const char *s)
 	core = n - 1 - TMP_TAG_LEN - TMP_RAND;
 	return strncmp(s + 1 + core, TMP_TAG, TMP_TAG_LEN) == 0 &&
 	    is_hex(s + n - TMP_RAND, TMP_RAND) &&
-	    (agent_namen(s + 1, core) || script_namen(s + 1, core));
+	    (agent_namen(s + 1, core) || script_namen(s + 1, core) ||
+	    data_namen(s + 1, core));
 }
 
 /* Ours to remove: a regular file of the cache's owner. */
@@ -158,12 +175,12 @@ same_script(const struct cache *c, const char *file, const char *text,
 }
 
 /*
- * Writes text as file through a temp named after our pid (no live agent
- * shares it; a dead one's makes this fail, and cache_tidy removes it after
- * a day); 0, or -1.
+ * Writes text as file (0600) through a temp named after our pid (no live
+ * agent shares it; a dead one's makes this fail, and cache_tidy removes it
+ * after a day); 0, or -1.
  */
 static int
-write_script(const struct cache *c, const char *file, const char *text,
+write_file(const struct cache *c, const char *file, const char *text,
     size_t len)
 {
 	char *tmp;
@@ -220,7 +237,7 @@ cache_script(struct cache *c, const char *name, const char *text)
 	path = xasprintf("%s/%s", strcmp(c->dir, "/") != 0 ? c->dir : "",
 	    file);
 	if ((same = same_script(c, file, text, len)) != 1) {
-		if (write_script(c, file, text, len) != 0)
+		if (write_file(c, file, text, len) != 0)
 			goto out;
 		/* The old bytecode could pass Python's mtime check. */
 		if (same == 0)
@@ -249,10 +266,96 @@ cache_script_args(char **argv, size_t k, struct cache *c, const char *name,
 }
 
 /*
- * Removes the scripts, and their bytecode, of versions that are gone (a
- * second pass, after the versions removed now).  A script written or used
- * within a day is kept: an old version that is running while another
- * session removes its agent file still needs it.
+ * The name of data file name (the caller frees it) when the cache may
+ * hold data: cache_dir()'s, and its directory the effective user's and
+ * not writable by group or others; else NULL.
+ */
+static char *
+data_file(struct cache *c, const char *name)
+{
+	struct stat st;
+	char *file;
+
+	if (cache_dir(c) == NULL || fstat(c->dfd, &st) != 0 ||
+	    !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 022) != 0)
+		return NULL;
+	file = xasprintf("%s.%s", c->self, name);
+	if (!data_namen(file, strlen(file))) {
+		free(file);
+		return NULL;
+	}
+	return file;
+}
+
+/* A data file the agent may trust: ours alone (see cache.h). */
+static int
+trusted(const struct stat *st)
+{
+	return S_ISREG(st->st_mode) && st->st_uid == geteuid() &&
+	    (st->st_mode & 022) == 0 && st->st_nlink == 1;
+}
+
+int
+cache_data_read(struct cache *c, const char *name, struct buf *out,
+    size_t max)
+{
+	struct stat st;
+	char *file;
+	ssize_t n;
+	int fd, r = -1;
+
+	if ((file = data_file(c, name)) == NULL)
+		return -1;
+	fd = openat(c->dfd, file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC);
+	free(file);
+	if (fd == -1)
+		return -1;
+	if (fstat(fd, &st) != 0 || !trusted(&st) || st.st_size < 0 ||
+	    (unsigned long long)st.st_size > max)
+		goto out;
+	buf_reset(out);
+	if (buf_grow(out, (size_t)st.st_size + 1) != 0)
+		goto out;
+	while ((n = read(fd, out->data, (size_t)st.st_size + 1)) == -1 &&
+	    errno == EINTR)
+		;
+	if (n != (ssize_t)st.st_size)
+		goto out;
+	out->len = (size_t)n;
+	out->data[n] = '\0';
+	r = 0;
+out:
+	if (r != 0)
+		buf_reset(out);
+	close(fd);
+	return r;
+}
+
+int
+cache_data_write(struct cache *c, const char *name, const void *data,
+    size_t len)
+{
+	struct stat st;
+	char *file;
+	int r = -1;
+
+	if ((file = data_file(c, name)) == NULL)
+		return -1;
+	/* Someone else's file, or one open to others: left alone. */
+	if (fstatat(c->dfd, file, &st, AT_SYMLINK_NOFOLLOW) == 0 ?
+	    trusted(&st) : errno == ENOENT)
+		r = write_file(c, file, data, len);
+	free(file);
+	return r;
+}
+
+/*
+ * Removes the scripts (and their bytecode) and the data files of versions
+ * that are gone (a second pass, after the versions removed now).  A file
+ * written or used within a day is kept: an old version that is running
+ * while another session removes its agent file still needs it.
  */
 static void
 tidy_scripts(const struct cache *c, DIR *dp)
@@ -261,10 +364,12 @@ tidy_scripts(const struct cache *c, DIR *dp)
 	struct dirent *de;
 	struct stat st;
 	time_t now = time(NULL);
+	int script;
 
 	rewinddir(dp);
 	while ((de = readdir(dp)) != NULL) {
-		if (!script_namen(de->d_name, strlen(de->d_name)))
+		script = script_namen(de->d_name, strlen(de->d_name));
+		if (!script && !data_namen(de->d_name, strlen(de->d_name)))
 			continue;
 		memcpy(agent, de->d_name, AGENT_LEN);
 		agent[AGENT_LEN] = '\0';
@@ -272,7 +377,7 @@ tidy_scripts(const struct cache *c, DIR *dp)
 		    errno != ENOENT ||
 		    !owned_file(dirfd(dp), de->d_name, c->uid, &st) ||
 		    now - st.st_mtime <= DAY ||
-		    unlinkat(dirfd(dp), de->d_name, 0) != 0)
+		    unlinkat(dirfd(dp), de->d_name, 0) != 0 || !script)
 			continue;
 		path = xasprintf("%s/%s", strcmp(c->dir, "/") != 0 ? c->dir :
 		    "", de->d_name);

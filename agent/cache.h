@@ -18,12 +18,22 @@
  * and checked against the file, as for any module.  NULL means the
  * caller passes the text with -c as before.
  *
+ * Data: cache_data_read() and cache_data_write() keep a small file of the
+ * running version, DIR/envctl-agent-SHA256.NAME (the CUDA checks' answers,
+ * cudacheck.h), which the next session of the same version reads.  A file
+ * that says "ok" must come from this agent's user alone, so they work only
+ * where cache_dir() does, when the directory is the effective user's and
+ * not writable by group or others, and the file a regular file of that
+ * user, with one link, not writable by group or others (written 0600
+ * through a temp and a rename): anything else reads as absent and is
+ * never written over.
+ *
  * cache_tidy(), called as a session ends, keeps the directory from growing
  * with every envctl release: it marks its own file used (its mtime, at
  * most once a day), then removes the other versions not used for
- * CACHE_KEEP_DAYS, the scripts (and their bytecode) of versions that are
- * gone and that were not used for a day (a session marks its scripts used,
- * at most once a day), and temps older than a day.  It touches only
+ * CACHE_KEEP_DAYS, the scripts (and their bytecode) and data files of
+ * versions that are gone and that were not used for a day (a session marks
+ * its scripts used, at most once a day), and temps older than a day.  It touches only
  * regular files of exactly those name forms that belong to the owner of
  * its own file.  Best effort and silent.  One struct cache per process,
  * from main().
@@ -33,6 +43,8 @@
 
 #include <stddef.h>
 #include <sys/types.h>
+
+struct buf;
 
 #define CACHE_KEEP_DAYS	30
 #define CACHE_SCRIPTS	2	/* the probe and the fork server */
@@ -89,6 +101,19 @@ const char	*cache_dir(struct cache *c);
  */
 size_t		 cache_script_args(char **argv, size_t k, struct cache *c,
 		    const char *name, const char *text);
+/*
+ * Reads data file name (a short [a-z] word) into out (at most max bytes,
+ * NUL-terminated): 0, or -1 when there is none the agent may trust (see
+ * above; out is then empty).
+ */
+int		 cache_data_read(struct cache *c, const char *name,
+		    struct buf *out, size_t max);
+/*
+ * Replaces data file name with len bytes of data (0600, through a temp
+ * and a rename): 0, or -1 (no cache, or a file there it may not trust).
+ */
+int		 cache_data_write(struct cache *c, const char *name,
+		    const void *data, size_t len);
 /* Tidies the cache (see above); c stays usable, release it afterwards. */
 void		 cache_tidy(struct cache *c);
 void		 cache_release(struct cache *c);

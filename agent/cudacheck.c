@@ -1,10 +1,16 @@
 /* cudacheck.c - cuda-toolkit and ptxas checks (see cudacheck.h). */
 #include "cudacheck.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "cache.h"
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/proto.h"
@@ -12,6 +18,7 @@
 #include "fscheck.h"
 #include "gpufacts.h"
 #include "gpuhost.h"
+#include "ops.h"
 #include "policy.h"
 
 int
@@ -25,13 +32,21 @@ cudacheck_init(struct cudacheck *c, struct gpuhost *g)
 {
 	memset(c, 0, sizeof(*c));
 	c->g = g;
+	/* A privileged agent trusts nothing a user could have written. */
+	if (g->ctx != NULL && (g->pol == NULL || !g->pol->privileged))
+		c->cache = g->ctx->cache;
 }
+
+static void write_kept(struct cudacheck *c);
 
 void
 cudacheck_release(struct cudacheck *c)
 {
 	size_t i;
 
+	if (c->dirty)
+		write_kept(c);
+	json_decref(c->kept);
 	for (i = 0; i < c->nseen; i++) {
 		free(c->seen[i].path);
 		free(c->seen[i].version);
@@ -176,16 +191,26 @@ out:
 	return reason;
 }
 
-/* The toolkit's "X.Y" in *version, or the reason it has none. */
+/*
+ * The toolkit's "X.Y" in *version, or the reason it has none; *ran is the
+ * program that told it (bin/nvcc or bin/ptxas, the caller frees it), or
+ * NULL when a file did (version.json, dist-info).
+ */
 static char *
-toolkit_version(struct cudacheck *c, const char *path, char **version)
+toolkit_version(struct cudacheck *c, const char *path, char **version,
+    char **ran)
 {
 	json_t *t = gpuhost_toolkit(c->g, path, "check"), *errs;
-	const char *v, *first;
+	const char *v, *first, *source;
 	char *reason = NULL;
 
 	*version = NULL;
+	*ran = NULL;
 	errs = json_object_get(t, "errors");
+	source = json_string_value(json_object_get(t, "source"));
+	if (source != NULL && (strcmp(source, "nvcc") == 0 ||
+	    strcmp(source, "ptxas") == 0))
+		*ran = xasprintf("%s/bin/%s", path, source);
 	if ((v = json_string_value(json_object_get(t, "version"))) != NULL)
 		*version = xstrdup(v);
 	else if ((first = json_string_value(json_array_get(errs, 0))) != NULL)
@@ -197,16 +222,222 @@ toolkit_version(struct cudacheck *c, const char *path, char **version)
 	return reason;
 }
 
+/* ---- the answers kept in the agent's cache ---- */
+
+/*
+ * What the file at path is now, following links as a run or a read does:
+ * [dev, ino, size, mtime s, ns, ctime s, ns, mode, uid, gid]; JSON null
+ * when it is absent; NULL when it cannot be told (an error other than
+ * absence).
+ */
+static json_t *
+identity(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+		return errno == ENOENT || errno == ENOTDIR ? json_null() :
+		    NULL;
+	return json_pack("[I,I,I,I,I,I,I,I,I,I]", (json_int_t)st.st_dev,
+	    (json_int_t)st.st_ino, (json_int_t)st.st_size,
+	    (json_int_t)st.st_mtim.tv_sec, (json_int_t)st.st_mtim.tv_nsec,
+	    (json_int_t)st.st_ctim.tv_sec, (json_int_t)st.st_ctim.tv_nsec,
+	    (json_int_t)st.st_mode, (json_int_t)st.st_uid,
+	    (json_int_t)st.st_gid);
+}
+
+/*
+ * The files the version of path depends on, with their identities:
+ * [[PATH, ID], ...]; NULL when one cannot be told.  A ptxas is its own
+ * file; a toolkit's version comes from version.json, else dist-info/'s
+ * names, else bin/nvcc, else bin/ptxas (gpuhost_toolkit()), so all four
+ * count, present or absent.
+ */
+static json_t *
+dependencies(int ptxas, const char *path)
+{
+	static const char *const toolkit[] = { "version.json", "dist-info",
+		"bin/nvcc", "bin/ptxas", NULL };
+	json_t *a = json_array(), *id;
+	char *p;
+	size_t i;
+
+	for (i = 0; ptxas ? i < 1 : toolkit[i] != NULL; i++) {
+		p = ptxas ? xstrdup(path) : xasprintf("%s/%s", path,
+		    toolkit[i]);
+		id = identity(p);
+		if (id != NULL)
+			json_array_append_new(a, json_pack("[s,o]", p, id));
+		free(p);
+		if (id == NULL) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+/*
+ * A file changed within CUDACHECK_RACY_S of when its identity was taken
+ * (seen): a change made after that in the same timestamp tick (or second,
+ * on a coarse file system) would not show, so that identity does not
+ * vouch for the content yet.  ctime is what counts: nobody can set it
+ * back.
+ */
+static int
+racy(const json_t *deps, time_t seen)
+{
+	const json_t *d, *id;
+	size_t i;
+
+	json_array_foreach(deps, i, d) {
+		id = json_array_get(d, 1);
+		if (json_is_array(id) && json_integer_value(json_array_get(id,
+		    5)) >= (json_int_t)seen - CUDACHECK_RACY_S)
+			return 1;
+	}
+	return 0;
+}
+
+/* path is an ELF file: its answer is its own, not that of a file it reads. */
+static int
+is_elf(const char *path)
+{
+	unsigned char m[4];
+	ssize_t n;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY |
+	    O_CLOEXEC)) == -1)
+		return 0;
+	while ((n = read(fd, m, sizeof(m))) == -1 && errno == EINTR)
+		;
+	close(fd);
+	return n == (ssize_t)sizeof(m) && memcmp(m, "\177ELF", 4) == 0;
+}
+
+/* path can be a JSON string: not every file name can. */
+static int
+utf8(const char *path)
+{
+	json_t *j = json_string(path);
+	int ok = j != NULL;
+
+	json_decref(j);
+	return ok;
+}
+
+/* Reads the cache's answers once per request; an unusable file: none. */
+static void
+read_kept(struct cudacheck *c)
+{
+	struct buf b = ENVCTL_BUF_INIT;
+	json_t *o = NULL, *a;
+
+	if (c->kept != NULL)
+		return;
+	c->kept = json_array();
+	if (cache_data_read(c->cache, CUDACHECK_DATA, &b,
+	    CUDACHECK_DATA_MAX) == 0 &&
+	    (o = json_loadb(b.data, b.len, JSON_REJECT_DUPLICATES,
+	    NULL)) != NULL &&
+	    json_integer_value(json_object_get(o, "format")) == 1 &&
+	    json_is_array(a = json_object_get(o, "answers")))
+		json_array_extend(c->kept, a);
+	json_decref(o);
+	buf_release(&b);
+}
+
+/* Writes the answers back, the oldest left out until they fit. */
+static void
+write_kept(struct cudacheck *c)
+{
+	json_t *o = json_pack("{s:i,s:O}", "format", 1, "answers", c->kept);
+	char *s;
+
+	while ((s = json_dumps(o, JSON_COMPACT)) != NULL &&
+	    strlen(s) > CUDACHECK_DATA_MAX &&
+	    json_array_size(c->kept) > 0) {
+		free(s);
+		json_array_remove(c->kept, 0);
+	}
+	if (s != NULL && strlen(s) <= CUDACHECK_DATA_MAX)
+		cache_data_write(c->cache, CUDACHECK_DATA, s, strlen(s));
+	free(s);
+	json_decref(o);
+	c->dirty = 0;
+}
+
+/* The kept answer of kind and path, when made from deps as they are. */
+static const char *
+kept_version(const struct cudacheck *c, const char *kind, const char *path,
+    const json_t *deps)
+{
+	const json_t *e;
+	const char *k, *p;
+	size_t i;
+
+	json_array_foreach(c->kept, i, e) {
+		k = json_string_value(json_object_get(e, "kind"));
+		p = json_string_value(json_object_get(e, "path"));
+		if (k != NULL && p != NULL && strcmp(k, kind) == 0 &&
+		    strcmp(p, path) == 0)
+			return json_equal(json_object_get(e, "files"), deps) ?
+			    json_string_value(json_object_get(e, "version")) :
+			    NULL;
+	}
+	return NULL;
+}
+
+/*
+ * Keeps version for kind and path, learnt with deps as they were at time
+ * seen: when they are still the same, old enough, and ran (the program
+ * that told it, or NULL) is an ELF file.  The oldest answers make room.
+ */
+static void
+keep(struct cudacheck *c, const char *kind, const char *path, json_t *deps,
+    time_t seen, const char *version, const char *ran, int ptxas)
+{
+	json_t *now = dependencies(ptxas, path), *e;
+	const char *k, *p;
+	size_t i;
+	int same = now != NULL && json_equal(now, deps);
+
+	json_decref(now);
+	if (!same || racy(deps, seen) || (ran != NULL && !is_elf(ran)))
+		return;
+	for (i = 0; i < json_array_size(c->kept); ) {
+		e = json_array_get(c->kept, i);
+		k = json_string_value(json_object_get(e, "kind"));
+		p = json_string_value(json_object_get(e, "path"));
+		if (k == NULL || p == NULL || (strcmp(k, kind) == 0 &&
+		    strcmp(p, path) == 0))
+			json_array_remove(c->kept, i);
+		else
+			i++;
+	}
+	while (json_array_size(c->kept) >= CUDACHECK_KEEP)
+		json_array_remove(c->kept, 0);
+	json_array_append_new(c->kept, json_pack("{s:s,s:s,s:O,s:s}", "kind",
+	    kind, "path", path, "files", deps, "version", version));
+	c->dirty = 1;
+}
+
 /*
  * The version of the ptxas or toolkit at path, or why there is none:
  * learnt once per request (TRITON_PTXAS_PATH and
- * TRITON_PTXAS_BLACKWELL_PATH name the same ptxas), then copied.
+ * TRITON_PTXAS_BLACKWELL_PATH name the same ptxas), then copied; from
+ * the agent's cache when nothing it depends on changed.
  */
 static void
 learn_version(struct cudacheck *c, int ptxas, const char *path,
     char **version, char **reason)
 {
+	const char *kind = ptxas ? "ptxas" : "cuda-toolkit", *v;
 	struct cudacheck_seen *s;
+	json_t *deps = NULL;
+	char *ran = NULL;
+	time_t seen = time(NULL);
 	size_t i;
 
 	for (i = 0; i < c->nseen; i++) {
@@ -217,8 +448,25 @@ learn_version(struct cudacheck *c, int ptxas, const char *path,
 			return;
 		}
 	}
-	*reason = ptxas ? ptxas_version(c, path, version) :
-	    toolkit_version(c, path, version);
+	if (c->cache != NULL && strlen(path) <= CUDACHECK_PATH_MAX &&
+	    utf8(path) && (deps = dependencies(ptxas, path)) != NULL) {
+		read_kept(c);
+		if ((v = kept_version(c, kind, path, deps)) != NULL) {
+			*version = xstrdup(v);
+			*reason = NULL;
+			goto seen;
+		}
+	}
+	if (ptxas) {
+		*reason = ptxas_version(c, path, version);
+		ran = xstrdup(path);
+	} else
+		*reason = toolkit_version(c, path, version, &ran);
+	if (deps != NULL && *version != NULL && *reason == NULL)
+		keep(c, kind, path, deps, seen, *version, ran, ptxas);
+seen:
+	json_decref(deps);
+	free(ran);
 	c->seen = xreallocarray(c->seen, c->nseen + 1, sizeof(*c->seen));
 	s = &c->seen[c->nseen++];
 	s->ptxas = ptxas;

@@ -266,22 +266,6 @@ ncclconf_parse(struct ncclconf_file *f, const char *data, size_t len,
 	buf_release(&msg);
 }
 
-static const char *
-errno_reason(int e)
-{
-	switch (e) {
-	case EACCES:
-	case EPERM:
-		return "permission denied";
-	case ELOOP:
-		return "too many levels of symbolic links";
-	case EISDIR:
-		return "not a regular file";
-	default:
-		return strerror(e);
-	}
-}
-
 /* Whether uid may read a file of st (owner and other bits); *why when
  * not. */
 static int
@@ -335,13 +319,13 @@ read_one(struct ncclconf_file *f, const char *root, const char *path,
 	if (fd == -1) {
 		if (errno != ENOENT && errno != ENOTDIR) {
 			f->exists = 1;
-			f->error = xstrdup(errno_reason(errno));
+			f->error = xstrdup(err_reason(errno));
 		}
 		goto out;
 	}
 	f->exists = 1;
 	if (fstat(fd, &st) == -1) {
-		f->error = xstrdup(errno_reason(errno));
+		f->error = xstrdup(err_reason(errno));
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
@@ -362,7 +346,7 @@ read_one(struct ncclconf_file *f, const char *root, const char *path,
 		if (r == -1 && errno == EINTR)
 			continue;
 		if (r == -1) {
-			f->error = xstrdup(errno_reason(errno));
+			f->error = xstrdup(err_reason(errno));
 			goto out;
 		}
 		if (r == 0)

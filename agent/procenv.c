@@ -8,14 +8,26 @@
  * from the last ')'), status ("Uid:" real first), cgroup, environ (the
  * environment block execve() placed on the stack: ptrace-read rights
  * again), and /proc/stat's btime (boot time, Unix seconds).
+ *
+ * Cost: a scan runs on every plan and drift, over every process of the
+ * host, so a process that cannot match costs one readlinkat() of its exe
+ * (a Python interpreter's or not), not a read of its command line; only a
+ * process whose exe cannot be read (another user's) needs its argv[0].
+ * On procfs, an exe that is absent (ENOENT, not EACCES) means the process
+ * has no memory map, a kernel thread or a zombie, with an empty command
+ * line: it is passed over at once (a test's fake tree reads argv[0]).
+ * /proc/stat is read once a process has matched.
  */
 #include "procenv.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "account.h"
@@ -23,6 +35,7 @@
 #include "common/err.h"
 #include "common/proto.h"
 #include "common/xmalloc.h"
+#include "pykind.h"
 
 static const char *const default_patterns[] = {
 	"vllm", "sglang", "torch.distributed",
@@ -34,40 +47,22 @@ struct usercache {
 	char	*name;
 };
 
-static const char *
-errno_reason(int e)
-{
-	switch (e) {
-	case EACCES:
-	case EPERM:
-		return "permission denied";
-	case ENOENT:
-	case ESRCH:
-		return "the process exited";
-	default:
-		return strerror(e);
-	}
-}
-
 /*
- * Reads at most cap bytes of proc_root/pid/name into b (emptied first);
- * *truncated (may be NULL) is set when there was more.  0, or -1 with
- * errno set.
+ * Reads at most cap bytes of the file rel (relative to dfd, the proc
+ * root) into b (emptied first); *truncated (may be NULL) is set when
+ * there was more.  0, or -1 with errno set.
  */
 static int
-read_proc(struct buf *b, const char *proc_root, const char *pid,
-    const char *name, size_t cap, int *truncated)
+read_proc(struct buf *b, int dfd, const char *rel, size_t cap,
+    int *truncated)
 {
-	struct buf path = ENVCTL_BUF_INIT;
 	ssize_t r;
 	int fd, rc = -1, saved = 0;
 
 	buf_reset(b);
 	if (truncated != NULL)
 		*truncated = 0;
-	buf_addf(&path, "%s/%s%s%s", proc_root, pid, pid[0] ? "/" : "",
-	    name);
-	if ((fd = open(path.data, O_RDONLY | O_CLOEXEC | O_NOCTTY)) == -1) {
+	if ((fd = openat(dfd, rel, O_RDONLY | O_CLOEXEC | O_NOCTTY)) == -1) {
 		saved = errno;
 		goto out;
 	}
@@ -99,9 +94,27 @@ read_proc(struct buf *b, const char *proc_root, const char *pid,
 out:
 	if (fd != -1)
 		close(fd);
-	buf_release(&path);
 	errno = saved;
 	return rc;
+}
+
+#ifndef PROC_SUPER_MAGIC
+#define PROC_SUPER_MAGIC	0x9fa0	/* linux/magic.h */
+#endif
+
+/* Why a process's file could not be read: ENOENT means it exited. */
+static const char *
+proc_reason(int e)
+{
+	return err_reason(e == ENOENT ? ESRCH : e);
+}
+
+/* "PID/name" in rel (NAME_MAX + 16 bytes: a d_name and a short name). */
+static const char *
+proc_rel(char *rel, size_t size, const char *pid, const char *name)
+{
+	snprintf(rel, size, "%s/%s", pid, name);
+	return rel;
 }
 
 static int
@@ -113,25 +126,6 @@ is_digits(const char *s)
 		if (*s < '0' || *s > '9')
 			return 0;
 	return 1;
-}
-
-int
-procenv_is_python(const char *name)
-{
-	const char *p;
-
-	if (strncmp(name, "python", 6) != 0)
-		return 0;
-	p = name + 6;
-	while (*p >= '0' && *p <= '9')
-		p++;
-	if (*p == '.' && p[1] >= '0' && p[1] <= '9' && p > name + 6)
-		for (p++; *p >= '0' && *p <= '9'; p++)
-			;
-	/* An ABI flag: 3.13t (free-threaded), 3.12d (debug). */
-	if (*p >= 'a' && *p <= 'z' && p > name + 6)
-		p++;
-	return *p == '\0';
 }
 
 /* The file name of path, " (deleted)" (a replaced program) dropped. */
@@ -303,52 +297,63 @@ user_name(struct usercache **cache, size_t *n, size_t *alloc, long uid)
 	return (*cache)[(*n)++].name;
 }
 
-/* The details of a matched process. */
-static void
-fill(struct procenv_proc *pr, struct procenv *pe, const char *proc_root,
-    const char *pid, long long btime, long ticks, struct buf *tmp)
-{
-	unsigned long long start = 0;
-	int trunc;
-
-	pr->values = xcalloc(pe->nnames, sizeof(*pr->values));
-	pr->ppid = -1;
-	pr->uid = -1;
-	pr->started = -1;
-	if (read_proc(tmp, proc_root, pid, "stat", ENVCTL_PROCENV_FILE_MAX,
-	    NULL) == 0 && parse_stat(tmp->data, tmp->len, &pr->ppid,
-	    &start) == 0 && btime >= 0 && ticks > 0)
-		pr->started = btime + (long long)(start / (unsigned long)ticks);
-	if (read_proc(tmp, proc_root, pid, "status", ENVCTL_PROCENV_FILE_MAX,
-	    NULL) == 0)
-		pr->uid = parse_uid(tmp->data);
-	if (read_proc(tmp, proc_root, pid, "cgroup", ENVCTL_PROCENV_FILE_MAX,
-	    NULL) == 0)
-		pr->unit = parse_unit(tmp->data);
-	if (read_proc(tmp, proc_root, pid, "environ",
-	    ENVCTL_PROCENV_ENVIRON_MAX, &trunc) != 0) {
-		pr->error = xstrdup(errno_reason(errno));
-		pe->unreadable++;
-		return;
-	}
-	pr->env_truncated = trunc;
-	parse_environ(pr, pe, tmp->data, tmp->len);
-}
-
-/* Boot time from proc_root/stat's "btime" line, or -1. */
+/* Boot time from the proc root's "stat" file's "btime" line, or -1. */
 static long long
-boot_time(const char *proc_root, struct buf *tmp)
+boot_time(int dfd, struct buf *tmp)
 {
 	const char *p;
 
-	if (read_proc(tmp, proc_root, "", "stat", ENVCTL_PROCENV_FILE_MAX,
-	    NULL) != 0)
+	if (read_proc(tmp, dfd, "stat", ENVCTL_PROCENV_FILE_MAX, NULL) != 0)
 		return -1;
 	for (p = tmp->data; p != NULL; p = strchr(p, '\n'), p = p ? p + 1 :
 	    NULL)
 		if (strncmp(p, "btime ", 6) == 0)
 			return strtoll(p + 6, NULL, 10);
 	return -1;
+}
+
+/*
+ * The details of a matched process.  *btime is the boot time, read on
+ * the first match only (BTIME_UNREAD before): a scan that matches nothing
+ * does not make the kernel format the whole of /proc/stat.
+ */
+#define BTIME_UNREAD	(-2)
+
+static void
+fill(struct procenv_proc *pr, struct procenv *pe, int dfd, const char *pid,
+    long long *btime, long ticks, struct buf *tmp)
+{
+	unsigned long long start = 0;
+	char rel[NAME_MAX + 16];
+	int trunc;
+
+	pr->values = xcalloc(pe->nnames, sizeof(*pr->values));
+	pr->ppid = -1;
+	pr->uid = -1;
+	pr->started = -1;
+	if (read_proc(tmp, dfd, proc_rel(rel, sizeof(rel), pid, "stat"),
+	    ENVCTL_PROCENV_FILE_MAX, NULL) == 0 && parse_stat(tmp->data,
+	    tmp->len, &pr->ppid, &start) == 0) {
+		if (*btime == BTIME_UNREAD)
+			*btime = boot_time(dfd, tmp);
+		if (*btime >= 0 && ticks > 0)
+			pr->started = *btime + (long long)(start /
+			    (unsigned long)ticks);
+	}
+	if (read_proc(tmp, dfd, proc_rel(rel, sizeof(rel), pid, "status"),
+	    ENVCTL_PROCENV_FILE_MAX, NULL) == 0)
+		pr->uid = parse_uid(tmp->data);
+	if (read_proc(tmp, dfd, proc_rel(rel, sizeof(rel), pid, "cgroup"),
+	    ENVCTL_PROCENV_FILE_MAX, NULL) == 0)
+		pr->unit = parse_unit(tmp->data);
+	if (read_proc(tmp, dfd, proc_rel(rel, sizeof(rel), pid, "environ"),
+	    ENVCTL_PROCENV_ENVIRON_MAX, &trunc) != 0) {
+		pr->error = xstrdup(proc_reason(errno));
+		pe->unreadable++;
+		return;
+	}
+	pr->env_truncated = trunc;
+	parse_environ(pr, pe, tmp->data, tmp->len);
 }
 
 static int
@@ -399,17 +404,18 @@ procenv_scan(struct procenv *pe, const char *proc_root,
     size_t nnames, struct err *err)
 {
 	struct buf cmd = ENVCTL_BUF_INIT, tmp = ENVCTL_BUF_INIT;
-	struct buf link = ENVCTL_BUF_INIT;
 	struct usercache *users = NULL;
 	size_t nusers = 0, ausers = 0, i;
 	struct procenv_proc *pr;
 	struct dirent *de;
 	DIR *d = NULL;
 	char *exe = NULL, *exe_error = NULL, *base = NULL, *a0;
-	long long btime;
+	char rel[NAME_MAX + 16], link[4096];
+	long long btime = BTIME_UNREAD;
 	long ticks = sysconf(_SC_CLK_TCK);
 	ssize_t r;
-	int rc, hit;
+	struct statfs fs;
+	int rc, hit, dfd, exe_errno, procfs;
 
 	if ((rc = check_list(patterns, npatterns, ENVCTL_PROCENV_PATTERNS_MAX,
 	    "pattern", 0, err)) != 0 || (rc = check_list(names, nnames,
@@ -425,7 +431,8 @@ procenv_scan(struct procenv *pe, const char *proc_root,
 		    proc_root);
 		goto out;
 	}
-	btime = boot_time(proc_root, &tmp);
+	dfd = dirfd(d);
+	procfs = fstatfs(dfd, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC;
 	while ((de = readdir(d)) != NULL) {
 		if (!is_digits(de->d_name))
 			continue;
@@ -434,10 +441,39 @@ procenv_scan(struct procenv *pe, const char *proc_root,
 			break;
 		}
 		pe->scanned++;
-		/* Gone, a kernel thread or a zombie: nothing to see. */
-		if (read_proc(&cmd, proc_root, de->d_name, "cmdline",
-		    ENVCTL_PROCENV_CMDLINE_MAX, NULL) != 0 || cmd.len == 0)
+		/*
+		 * The program first, one system call: a process whose exe
+		 * can be read and is not a Python interpreter's cannot
+		 * match, so its command line (which the kernel copies out of
+		 * the process's memory) is not read.  When exe cannot be read
+		 * (another user's process, a kernel thread), argv[0] decides
+		 * below, as before.
+		 */
+		exe_errno = 0;
+		if ((r = readlinkat(dfd, proc_rel(rel, sizeof(rel),
+		    de->d_name, "exe"), link, sizeof(link) - 1)) >= 0) {
+			link[r] = '\0';
+			base = base_name(link, (size_t)r);
+			if (!pykind_python_name(base)) {
+				free(base);
+				base = NULL;
+				continue;
+			}
+		} else if ((exe_errno = errno) == ENOENT && procfs)
+			/*
+			 * On procfs an absent exe means no memory map: a
+			 * kernel thread or a zombie, whose command line is
+			 * empty, or a process gone.
+			 */
 			continue;
+		/* Gone, a kernel thread or a zombie: nothing to see. */
+		if (read_proc(&cmd, dfd, proc_rel(rel, sizeof(rel),
+		    de->d_name, "cmdline"), ENVCTL_PROCENV_CMDLINE_MAX,
+		    NULL) != 0 || cmd.len == 0) {
+			free(base);
+			base = NULL;
+			continue;
+		}
 		a0 = xstrdup(cmd.data);	/* argv[0] ends at the first NUL */
 		for (i = 0; i < cmd.len; i++)
 			if (cmd.data[i] == '\0')
@@ -450,24 +486,20 @@ procenv_scan(struct procenv *pe, const char *proc_root,
 			    patterns[i] : default_patterns[i]);
 		if (!hit) {
 			free(a0);
+			free(base);
+			base = NULL;
 			continue;
 		}
-		buf_reset(&link);
-		buf_addf(&link, "%s/%s/exe", proc_root, de->d_name);
-		exe = xmalloc(4096);
-		if ((r = readlink(link.data, exe, 4095)) >= 0) {
-			exe[r] = '\0';
-			base = base_name(exe, (size_t)r);
-		} else {
-			free(exe);
-			exe = NULL;
-			exe_error = xstrdup(errno_reason(errno));
+		if (base != NULL)
+			exe = xstrdup(link);
+		else {
+			exe_error = xstrdup(proc_reason(exe_errno));
 			base = base_name(a0, strlen(a0));
 		}
 		free(a0);
-		if (!procenv_is_python(base) && exe == NULL)
+		if (!pykind_python_name(base) && exe == NULL)
 			pe->unidentified++;
-		if (procenv_is_python(base)) {
+		if (pykind_python_name(base)) {
 			pe->matched++;
 			if (pe->nprocs == ENVCTL_PROCENV_MATCH_MAX)
 				pe->truncated = 1;
@@ -482,8 +514,8 @@ procenv_scan(struct procenv *pe, const char *proc_root,
 				exe = exe_error = NULL;
 				pr->cmdline = xstrndup(cmd.data,
 				    ENVCTL_PROCENV_CMDLINE_SHOW);
-				fill(pr, pe, proc_root, de->d_name, btime,
-				    ticks, &tmp);
+				fill(pr, pe, dfd, de->d_name, &btime, ticks,
+				    &tmp);
 				if (pr->uid >= 0)
 					pr->user = xstrdup(user_name(&users,
 					    &nusers, &ausers, pr->uid));
@@ -505,7 +537,6 @@ out:
 	free(users);
 	buf_release(&cmd);
 	buf_release(&tmp);
-	buf_release(&link);
 	return rc;
 }
 

@@ -2,7 +2,8 @@
  * procenv.h - the environment running Python workers were started with.
  *
  * Scans proc_root ("/proc", or a test's fake tree) read-only for Python
- * processes whose command line holds a pattern, and reports for each the
+ * processes (pykind_python_name() of their exe, else of argv[0]) whose
+ * command line holds a pattern, and reports for each the
  * values of the requested names in /proc/PID/environ (the environment at
  * execve, see proc(5)).  Every read is capped; a process that cannot be
  * read or exits meanwhile is reported or skipped, never an error.  A
@@ -76,9 +77,5 @@ int	 procenv_scan(struct procenv *pe, const char *proc_root,
  */
 json_t	*procenv_json(const struct procenv *pe);
 void	 procenv_release(struct procenv *pe);
-
-/* 1 when name (a file name, no '/') is a Python interpreter's: python,
- * python3, python3.12, python3.13t. */
-int	 procenv_is_python(const char *name);
 
 #endif

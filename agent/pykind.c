@@ -12,7 +12,9 @@
 int
 pykind_python_name(const char *name)
 {
-	const char *s;
+	/* CPython's ABIFLAGS letters, in the order configure adds them. */
+	static const char abi[] = "tdmu";
+	const char *s, *f;
 
 	if (strncmp(name, "python", 6) != 0)
 		return 0;
@@ -29,8 +31,9 @@ pykind_python_name(const char *name)
 		while (isdigit((unsigned char)*s))
 			s++;
 	}
-	if (*s == 't' || *s == 'd')
-		s++;
+	for (f = abi; *s != '\0' && *f != '\0'; f++)
+		if (*s == *f)
+			s++;
 	return *s == '\0';
 }
 

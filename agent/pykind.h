@@ -13,9 +13,14 @@
 #define ENVCTL_PYKIND_CFG_MAX	(64u * 1024)	/* bytes of a pyvenv.cfg */
 
 /*
- * 1 when name (a file's basename) is an interpreter's: "python", then
- * optionally a version ("3", "3.12") and one ABI letter ("t", "d"), as in
- * python3.13t; "python3-config" and "python3.12-gdb.py" are not.
+ * 1 when name (a file's basename) is an interpreter's as CPython installs
+ * it, python$(VERSION)$(ABIFLAGS): "python", then optionally a version
+ * ("3", "3.12") and its ABI flags, each at most once in configure's order:
+ * t (free-threaded, 3.13 on), d (debug), m (pymalloc, 3.2 to 3.7), u (wide
+ * unicode, 3.2), as in python3.13t, python3.13td, python3.7m,
+ * python3.7dm.  "python3-config", "python3.12-gdb.py", "python3.13dt" and
+ * "python3.11x" are not.  The agent's one test of the name (discover's
+ * interpreters, the workers procenv.h finds).
  */
 int	pykind_python_name(const char *name);
 /*

@@ -1,6 +1,7 @@
 /* err.c - the error record (see err.h). */
 #include "err.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,6 +90,24 @@ err_setat(struct err *err, int code, const char *path, int line, int col,
 	fill(err, code, 0, path, line, col, fmt, ap);
 	va_end(ap);
 	return code;
+}
+
+const char *
+err_reason(int errnum)
+{
+	switch (errnum) {
+	case EACCES:
+	case EPERM:
+		return "permission denied";
+	case ELOOP:
+		return "too many levels of symbolic links";
+	case EISDIR:
+		return "not a regular file";
+	case ESRCH:
+		return "the process exited";
+	default:
+		return strerror(errnum);
+	}
 }
 
 int

@@ -60,6 +60,14 @@ int	err_set(struct err *err, int code, const char *fmt, ...)
 int	err_setat(struct err *err, int code, const char *path, int line,
 	    int col, const char *fmt, ...)
 	    __attribute__((format(printf, 6, 7)));
+/*
+ * A short reason for errno errnum, the same whichever libc built the
+ * program (the agent is musl's, the tests glibc's, and their strerror()
+ * texts differ): "permission denied" (EACCES, EPERM), "too many levels of
+ * symbolic links" (ELOOP), "not a regular file" (EISDIR), "the process
+ * exited" (ESRCH), else strerror().
+ */
+const char *err_reason(int errnum);
 /* As err_set; cause is an errno whose strerror() ends the message. */
 int	err_errno(struct err *err, int code, int errnum, const char *fmt, ...)
 	    __attribute__((format(printf, 4, 5)));

@@ -2033,11 +2033,20 @@ START_TEST(test_cache_tidy)
 		    hex, scripts[i]);
 		free(tu_writes(pyc, sname, "x"));
 		free(sname);
+		/* Data files (the checks' answers) go with their version. */
+		sname = xasprintf("envctl-agent-%.63s%c.checks", hex,
+		    scripts[i]);
+		MAKE(sname, scripts[i] == 'a' ? 0 : 2);
+		free(sname);
 	}
 	tmp = xasprintf(".envctl-agent-%.63s3.server.py.tmp-a1b2c3d4e5f6",
 	    hex);
 	MAKE(tmp, 2);			/* a dead script temp: goes */
 	free(tmp);
+	tmp = xasprintf(".envctl-agent-%.63s3.checks.tmp-a1b2c3d4e5f6", hex);
+	MAKE(tmp, 2);			/* a dead data temp: goes */
+	free(tmp);
+	MAKE("envctl-agent-notes.checks", 400);	/* no agent name */
 	MAKE("envctl-agent-notes.probe.py", 400);	/* no agent name */
 
 	run_empty(self);
@@ -2051,10 +2060,17 @@ START_TEST(test_cache_tidy)
 		    hex, scripts[i]);
 		ck_assert_msg(exists(pyc, sname) == !gone, "%s", sname);
 		free(sname);
+		sname = xasprintf("envctl-agent-%.63s%c.checks", hex,
+		    scripts[i]);
+		ck_assert_msg(exists(dir, sname) == !gone, "%s", sname);
+		free(sname);
 	}
 	ck_assert(!exists(dir, ".envctl-agent-0123456789abcdef0123456789abc"
 	    "def0123456789abcdef0123456789abcde3.server.py.tmp-a1b2c3d4e5f6"));
 	ck_assert(exists(dir, "envctl-agent-notes.probe.py"));
+	ck_assert(!exists(dir, ".envctl-agent-0123456789abcdef0123456789abc"
+	    "def0123456789abcdef0123456789abcde3.checks.tmp-a1b2c3d4e5f6"));
+	ck_assert(exists(dir, "envctl-agent-notes.checks"));
 	free(pyc);
 	ck_assert_int_eq(stat(self, &st), 0);
 	ck_assert_msg(time(NULL) - st.st_mtime < 600, "own mtime not renewed");

@@ -27,11 +27,14 @@
 
 START_TEST(test_python_name)
 {
+	/* CPython's ABI flags: t, d, m, u, each once, in that order. */
 	static const char *const yes[] = { "python", "python3", "python3.11",
-		"python3.13t", "python2.7", "python3d", NULL };
+		"python3.13t", "python2.7", "python3d", "python3.13td",
+		"python3.7m", "python3.7dm", "python3.2dmu", "python3t", NULL };
 	static const char *const no[] = { "python3-config", "python3.11-config",
 		"python3.12-gdb.py", "pythonw", "python3.", "ipython3", "py",
-		"python3.x", "", NULL };
+		"python3.x", "", "python3.11x", "python3.13dt", "python3.7mm",
+		"pythont", "python3.12-dbg", NULL };
 	size_t i;
 
 	for (i = 0; yes[i] != NULL; i++)

@@ -25,6 +25,7 @@
 
 #include "agent/account.c"	/* see above */
 #include "agent/procenv.c"
+#include "agent/pykind.c"
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/xmalloc.h"
@@ -36,13 +37,15 @@ static const struct {
 } pythons[] = {
 	{ "python", 1 }, { "python3", 1 }, { "python3.11", 1 },
 	{ "python3.13t", 1 }, { "python2.7", 1 }, { "python3.", 0 },
+	{ "python3.13td", 1 }, { "python3.7m", 1 }, { "python3.7dm", 1 },
+	{ "python3.12d", 1 }, { "python3.11x", 0 }, { "python3.13dt", 0 },
 	{ "python3.11-config", 0 }, { "pythonista", 0 }, { "ipython", 0 },
 	{ "VLLM::Worker_TP0", 0 }, { "pytho", 0 }, { "", 0 },
 };
 
 START_TEST(test_is_python)
 {
-	ck_assert_msg(procenv_is_python(pythons[_i].name) ==
+	ck_assert_msg(pykind_python_name(pythons[_i].name) ==
 	    pythons[_i].python, "'%s'", pythons[_i].name);
 }
 END_TEST
@@ -380,7 +383,7 @@ START_TEST(test_real_processes)
 	ck_assert_int_eq(pr->ppid, getpid());
 	ck_assert_int_eq(pr->uid, (long)getuid());
 	ck_assert_ptr_nonnull(pr->exe);
-	ck_assert_msg(procenv_is_python(strrchr(pr->exe, '/') + 1),
+	ck_assert_msg(pykind_python_name(strrchr(pr->exe, '/') + 1),
 	    "exe %s", pr->exe);
 	ck_assert_msg(pr->started >= now - 5 && pr->started <= now + 5,
 	    "started %lld, now %lld", pr->started, now);
