@@ -22,10 +22,12 @@ SHA=$(sha256sum <"$AGENT" | cut -d' ' -f1)
 SIZE=$(stat -c %s "$AGENT")
 
 cache() { printf '%s/var-lib-envctl/agent' "$(host_dir "$1")"; }
-# listing HOST: the cache's agent files and temps, one per line.
+# listing HOST: the cache's agent programs and their install temps, one
+# per line (not the agent's own files beside them: scripts, .checks).
 listing() {
-	find "$(cache "$1")" -maxdepth 1 -name '*envctl-agent-*' \
-	    ! -name '*.py' -printf '%f\n' 2>/dev/null | sort
+	find "$(cache "$1")" -maxdepth 1 \( \( -name 'envctl-agent-*' \
+	    ! -name '*.*' \) -o -name '.envctl-agent-*.tmp-*' \) \
+	    -printf '%f\n' 2>/dev/null | sort
 }
 empty_cache() { rm -rf -- "$(cache "$1")"; }
 sftp_sessions() {
