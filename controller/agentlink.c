@@ -60,11 +60,11 @@ struct agentlink {
 	struct buf	 unanswered;	/* frames sent before any reply */
 	struct buf	 errout;	/* local agent's stderr */
 	int		 answered;	/* a reply came: the agent runs */
-	int		 restarted;	/* the agent was uploaded */
+	int		 restarted;	/* the agent was sent */
 	int		 retried;	/* a tampered cache was replaced */
 	int		 refused;	/* sudo refused the cached file */
 	char		*cached;	/* its path, once known */
-	char		*cache;		/* where it was uploaded to */
+	char		*cache;		/* where it was installed */
 	size_t		 errseen;	/* stderr bytes looked at */
 	long long	 start;		/* CLOCK_MONOTONIC ms, at open */
 	long long	 deadline;	/* of the whole host, ms */
@@ -206,8 +206,8 @@ sudo_prefix(struct buf *out, const struct host *h, struct err *err)
  * INSTALLED_LINE and run it, on the same channel; a half-sent or damaged
  * agent is never renamed, let alone run (FAILED_LINE why; exit
  * BOOTSTRAP_MISSING); the temp goes before the line is written, which
- * may be the write that a lost connection's SIGPIPE stops.  Two sessions installing at once each write their
- * own temp and rename a whole file.
+ * may be the write that a lost connection's SIGPIPE stops.  Two sessions
+ * installing at once each write their own temp and rename a whole file.
  * sh's read takes one byte at a time from a pipe, so what follows the
  * marker is left for head.  "Are we root" is asked as "do we own /"
  * (test -O, a builtin): $(id -u) would cost a fork and an exec on every
@@ -457,7 +457,11 @@ agentlink_open(struct agentlink **out, const struct host *h,
 		p.timeout = o->timeout;
 		p.deadline = l->deadline;
 		p.host_timeout = budget_s(l);
-		/* The exec waits for the first requests (link_start()). */
+		/*
+		 * A become user the bootstrap cannot name is refused before
+		 * connecting; the exec itself waits for the first requests
+		 * (link_start()).
+		 */
 		if ((r = sudo_prefix(&sudo, h, err)) == 0)
 			r = conn_open(&l->conn, &p, err);
 		buf_release(&sudo);

@@ -3,13 +3,15 @@
  *
  * Over SSH, the agent is started from the host's per-user cache
  * (/var/lib/envctl/agent for root, ~/.cache/envctl/agent otherwise) under
- * its SHA-256 name; when it is not there yet, the bootstrap says so and
- * waits, the link uploads it through SFTP, and the same channel starts it
- * and gets again what was sent: the caller only sees requests and
- * replies.  With
- * ansible_connection: local the same agent runs as a child process.
- * Requests may be pipelined: send several, then receive their replies in
- * order.  One link belongs to one thread; errors carry the host name.
+ * its SHA-256 name, by one exec that carries the requests sent before
+ * the first receive; when it is not there yet, the bootstrap says so and
+ * waits, the link sends it on the same channel, and the bootstrap checks
+ * its digest, installs and starts it: the caller only sees requests and
+ * replies.  With ansible_connection: local the same agent runs as a child
+ * process.  Requests may be pipelined: send several, then receive their
+ * replies in order.  A link whose requests are all answered closes
+ * without waiting for the agent's exit.  One link belongs to one thread;
+ * errors carry the host name.
  */
 #ifndef ENVCTL_CONTROLLER_AGENTLINK_H
 #define ENVCTL_CONTROLLER_AGENTLINK_H

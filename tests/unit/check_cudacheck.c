@@ -109,32 +109,19 @@ one(const char *kind, const char *path)
 static json_t *
 ask_checks(const char *dir, json_t *checks, const char *sudo_uid)
 {
-	struct buf in = ENVCTL_BUF_INIT, out = ENVCTL_BUF_INIT;
-	char *argv[] = { (char *)agent_bin(), NULL };
-	char *envp[] = { "PATH=/usr/bin:/bin", NULL, NULL };
+	char *env = sudo_uid != NULL ? xasprintf("SUDO_UID=%s", sudo_uid) :
+	    NULL;
 	char *site = dir != NULL ? xasprintf("%s/site.py", dir) : NULL;
-	struct tu_run r;
-	json_t *req, *m = NULL;
+	json_t *req, *m;
 
-	if (sudo_uid != NULL)
-		envp[1] = xasprintf("SUDO_UID=%s", sudo_uid);
 	req = json_pack("{s:s,s:i,s:s,s:[],s:o,s:i}", "op", "read", "id", 1,
 	    "interpreter", tu_python(), "vars", "checks", checks,
 	    "timeout_ms", 20000);
 	json_object_set_new(req, "path", site != NULL ? json_string(site) :
 	    json_null());
-	ck_assert_int_eq(proto_encode(&in, req, NULL), 0);
-	json_decref(req);
-	tu_run(&r, argv, envp, in.data, in.len);
-	ck_assert_msg(r.status == 0, "agent exited %d: %s", r.status,
-	    r.errout);
-	buf_add(&out, r.out, r.outlen);
-	ck_assert_int_eq(proto_decode(&m, &out, NULL), 1);
+	m = agent_ask(NULL, env, req);
 	assert_ok(m);
-	tu_run_free(&r);
-	buf_release(&in);
-	buf_release(&out);
-	free(envp[1]);
+	free(env);
 	free(site);
 	return m;
 }
