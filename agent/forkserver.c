@@ -179,16 +179,16 @@ no_python_vars(const char *s, size_t len)
 }
 
 /*
- * Starts a server, classic or not; 0 once it is ready, 1 when it found
- * a thread after site-packages (killed and reaped), -1 on failure.
+ * Spawns a server, classic or not, without waiting for it: 0, or -1 on
+ * failure (nothing left running).
  */
 static int
-start_one(struct forkserver *fs, const struct child_spec *spec, int classic,
+spawn_one(struct forkserver *fs, const struct child_spec *spec, int classic,
     struct err *err)
 {
 	struct child_spec ss = *spec;
-	char *argv[8], **env, *ready;
-	int sv[2], nullfd, n;
+	char *argv[8], **env;
+	int sv[2], nullfd;
 	size_t i, k = 0, a = 0;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
@@ -220,19 +220,33 @@ start_one(struct forkserver *fs, const struct child_spec *spec, int classic,
 	fs->pid = child_spawn(&ss, sv[1], nullfd, nullfd, -1, err);
 	close(sv[1]);
 	close(nullfd);
+	free(env);
 	fs->sock = sv[0];
+	fs->starting = 0;
 	if (fs->pid == -1) {
 		close(fs->sock);
 		fs->sock = -1;
-		free(env);
 		return -1;
 	}
-	ready = xmalloc(READY_MAX);
+	return 0;
+}
+
+/*
+ * Waits, within the run's timeout (START_MS at most), for the spawned
+ * server's first word: 0 once it is ready, 1 when it found a thread
+ * after site-packages (killed and reaped), -1 on failure.
+ */
+static int
+await_ready(struct forkserver *fs, const struct child_spec *spec)
+{
+	char *ready = xmalloc(READY_MAX);
+	int n;
+
+	fs->starting = 0;
 	n = recv_msg(fs->sock, ready, READY_MAX, deadline_now_ms() +
 	    (spec->timeout_ms < START_MS ? spec->timeout_ms : START_MS), spec);
 	if (n == 7 && memcmp(ready, "threads", 7) == 0) {
 		free(ready);
-		free(env);
 		close(fs->sock);
 		fs->sock = -1;
 		child_kill(fs->pid);
@@ -243,22 +257,23 @@ start_one(struct forkserver *fs, const struct child_spec *spec, int classic,
 	if (n < 7 || memcmp(ready, "ready\0", 6) != 0 ||
 	    (n > 7 && ready[7] != '\0')) {
 		free(ready);
-		free(env);
 		return -1;
 	}
 	fs->extras_ok = ready[6] == '0' &&
 	    (n == 7 || no_python_vars(ready + 8, (size_t)n - 8));
 	free(ready);
-	free(env);
 	return 0;
 }
 
+/* The server, once ready: 0, or -1 (the caller gives up on it). */
 static int
-start(struct forkserver *fs, const struct child_spec *spec, struct err *err)
+serve_ready(struct forkserver *fs, const struct child_spec *spec, struct err *err)
 {
-	int r = start_one(fs, spec, 0, err);
+	int r = fs->starting ? await_ready(fs, spec) : 0;
 
-	return r == 1 ? start_one(fs, spec, 1, err) : r;
+	if (r == 1 && (r = spawn_one(fs, spec, 1, err)) == 0)
+		r = await_ready(fs, spec);
+	return r == 0 ? 0 : -1;
 }
 
 /* Sends the run with the write ends of its stdout and stderr. */
@@ -417,6 +432,7 @@ forkserver_stop(struct forkserver *fs)
 	if (fs->pid > 0)
 		child_kill(fs->pid);
 	fs->pid = 0;
+	fs->starting = 0;
 	buf_release(&fs->key);
 }
 
@@ -427,6 +443,27 @@ broken(struct forkserver *fs)
 	forkserver_stop(fs);
 	fs->pid = -1;
 	return ENVCTL_EUNSUPPORTED;
+}
+
+int
+forkserver_prestart(struct forkserver *fs, const struct child_spec *spec)
+{
+	struct err serr = ENVCTL_ERR_INIT;
+	struct buf key = ENVCTL_BUF_INIT;
+	int r;
+
+	if (fs->pid != 0 || make_key(&key, spec) < 0) {
+		buf_release(&key);
+		return fs->pid > 0 ? 0 : ENVCTL_EUNSUPPORTED;
+	}
+	buf_release(&fs->key);
+	fs->key = key;
+	r = spawn_one(fs, spec, 0, &serr);
+	err_release(&serr);
+	if (r != 0)
+		return broken(fs);
+	fs->starting = 1;
+	return 0;
 }
 
 static void
@@ -470,12 +507,14 @@ forkserver_run(struct forkserver *fs, struct child_result *res,
 		buf_release(&fs->key);
 		fs->key = key;
 		buf_init(&key, 0);
-		r = start(fs, spec, &serr);
-		err_release(&serr);
-		if (r != 0)
-			return broken(fs);
+		r = spawn_one(fs, spec, 0, &serr);
+		fs->starting = r == 0;
 	}
 	buf_release(&key);
+	r = fs->pid > 0 ? serve_ready(fs, spec, &serr) : -1;
+	err_release(&serr);
+	if (r != 0)
+		return broken(fs);
 	if (extras && !fs->extras_ok)
 		return ENVCTL_EUNSUPPORTED;
 	if ((r = child_pipes(rd, wr, 2, err)) != 0)

@@ -64,16 +64,26 @@ struct err;
 struct forkserver {
 	struct cache	*cache;	/* keeps the server's script, or NULL */
 	pid_t		 pid;	/* > 0 serving; 0 not started; -1 broken */
+	int		 starting;	/* spawned, "ready" not read yet */
 	int		 sock;
 	int		 extras_ok;	/* it may apply PYTHONPATH... */
 	struct buf	 key;	/* interpreter, script, environment */
 };
 
-#define FORKSERVER_INIT	{ NULL, 0, -1, 0, ENVCTL_BUF_INIT }
+#define FORKSERVER_INIT	{ NULL, 0, 0, -1, 0, ENVCTL_BUF_INIT }
 
 int	forkserver_run(struct forkserver *fs, struct child_result *res,
 	    const struct child_spec *spec, int last, struct err *err);
-/* 1 while a server is up: a single run is cheaper through it then. */
+/*
+ * Spawns a server for spec's run (the first of several) without waiting
+ * for it, so that it starts while the caller runs that one afresh; the
+ * next forkserver_run() with the same key waits for its "ready".  0 when
+ * spawned or already up; ENVCTL_EUNSUPPORTED when spec cannot be served
+ * or the spawn failed (the server is then broken, as in forkserver_run()).
+ */
+int	forkserver_prestart(struct forkserver *fs,
+	    const struct child_spec *spec);
+/* 1 while a server is up (or starting): a run is cheaper through it. */
 int	forkserver_serving(const struct forkserver *fs);
 /* Ends the server and reaps it; fs can start one again. */
 void	forkserver_stop(struct forkserver *fs);

@@ -31,6 +31,8 @@ struct read_req {
 	int		  timeout_ms;
 	int		  fork;		/* more runs follow: start the
 					   fork server for this one */
+	int		  prefork;	/* more runs follow: start it while
+					   this one runs afresh */
 	const char	*backup_dir;	/* list the target's backups, or NULL */
 };
 
@@ -82,6 +84,7 @@ parse_req(struct read_req *rq, const json_t *req, struct err *err)
 	    (r = req_path(&rq->path, json_object_get(req, "path"), 1, "read",
 	    "path", err)) != 0 ||
 	    (r = req_bool(&rq->fork, req, "fork", "read", err)) != 0 ||
+	    (r = req_bool(&rq->prefork, req, "prefork", "read", err)) != 0 ||
 	    (r = req_path(&rq->backup_dir, json_object_get(json_object_get(req,
 	    "backups"), "dir"), 1, "read", "backups.dir", err)) != 0 ||
 	    (r = req_int(&rq->timeout_ms, req, "timeout_ms",
@@ -273,8 +276,9 @@ op_read(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
 	 * Only a read that starts the fork server uses it: a host's further
 	 * interpreters are read afresh, so that theirs do not replace it.
 	 */
-	pa.fs = rq.fork ? ctx->fs : NULL;
+	pa.fs = rq.fork || rq.prefork ? ctx->fs : NULL;
 	pa.start_fs = rq.fork;
+	pa.prestart_fs = rq.prefork && !rq.fork;
 	ran = 1;
 	if ((r = probe_find(&p, &pa, err)) != 0)
 		goto out;

@@ -181,12 +181,16 @@ probe_run(struct probe *p, const struct probe_args *a, struct err *err)
 	spec.waitmask = a->waitmask;
 	/*
 	 * A server pays off from the second run on: start one only when
-	 * more runs follow.  It cannot serve this run, or broke: a fresh
-	 * start.
+	 * more runs follow, and, asked to prestart, while this one runs
+	 * afresh (the change follows a round trip later).  It cannot serve
+	 * this run, or broke: a fresh start.
 	 */
 	r = ENVCTL_EUNSUPPORTED;
 	child_result_init(&res);
-	if (a->fs != NULL && !a->locate &&
+	if (a->fs != NULL && !a->locate && a->prestart_fs &&
+	    !forkserver_serving(a->fs))
+		(void)forkserver_prestart(a->fs, &spec);
+	else if (a->fs != NULL && !a->locate &&
 	    (a->start_fs || forkserver_serving(a->fs)))
 		r = forkserver_run(a->fs, &res, &spec, a->last, err);
 	p->forked = r != ENVCTL_EUNSUPPORTED;

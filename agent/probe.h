@@ -44,6 +44,9 @@ struct probe_args {
 	int		 start_fs;	/* more runs follow: start fs for
 					   this one (else only use it when
 					   it is already up) */
+	int		 prestart_fs;	/* more runs follow: spawn fs now,
+					   but run this one afresh meanwhile
+					   (forkserver_prestart()) */
 	int		 last;		/* the session's last run: fs (if
 					   up) does it itself and ends */
 	int		 locate;	/* run `INTERP -S`: learn where

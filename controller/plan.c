@@ -48,8 +48,9 @@ exchange(struct agentlink *l, const struct host_plan *hp,
 		/* The probe's deadline on the host ends before ours. */
 		req = hoststate_request(pb, interps[i], &hp->d,
 		    (json_int_t)i + 2, ms);
+		/* A change follows: the fork server starts meanwhile. */
 		if (fork && i == 0)
-			json_object_set_new(req, "fork", json_true());
+			json_object_set_new(req, "prefork", json_true());
 		if (backup_dir != NULL)
 			json_object_set_new(req, "backups", json_pack("{s:s}",
 			    "dir", backup_dir));

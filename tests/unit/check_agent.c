@@ -1637,6 +1637,32 @@ START_TEST(test_fork_no_site)
 END_TEST
 
 /*
+ * e's wrapper hangs (as sleep, its pid in e->pidfile) when asked to start
+ * the fork server, and runs the interpreter otherwise.
+ */
+static void
+wrap_hung_server(struct pyenv *e)
+{
+	char *wrapper = xasprintf("#!/bin/sh\n[ \"$1\" = -S ] && echo $$ > %s "
+	    "&& exec sleep 30\nexec env PYTHONPATH=%s %s \"$@\"\n",
+	    e->pidfile, e->dir, tu_python());
+
+	free(tu_writes(e->dir, "python", wrapper));
+	free(wrapper);
+}
+
+/* The hung server (the sleep) was killed and reaped. */
+static void
+assert_server_reaped(const struct pyenv *e)
+{
+	pid_t pid;
+
+	ck_assert_int_gt((pid = pyenv_pid(e)), 0);
+	ck_assert_int_eq(kill(pid, 0), -1);
+	ck_assert_int_eq(errno, ESRCH);
+}
+
+/*
  * A wrapper that hangs when it is asked to start the server: past the
  * run's timeout the agent gives up on the server, kills it, and the read
  * starts afresh (which the wrapper lets through), right and in time.
@@ -1645,15 +1671,10 @@ START_TEST(test_fork_server_hangs)
 {
 	struct pyenv e;
 	json_t *req, *reply;
-	char *wrapper;
 	long long t0, ms;
-	pid_t pid;
 
 	pyenv_init(&e, "import os\nos.environ['NCCL_PROTO'] = 'LL'\n");
-	wrapper = xasprintf("#!/bin/sh\n[ \"$1\" = -S ] && echo $$ > %s &&"
-	    " exec sleep 30\nexec env PYTHONPATH=%s %s \"$@\"\n",
-	    e.pidfile, e.dir, tu_python());
-	free(tu_writes(e.dir, "python", wrapper));
+	wrap_hung_server(&e);
 	req = read_req(e.interp, NULL);
 	json_object_set_new(req, "fork", json_true());
 	json_object_set_new(req, "timeout_ms", json_integer(1000));
@@ -1663,13 +1684,116 @@ START_TEST(test_fork_server_hangs)
 	assert_ok(reply);
 	ck_assert_str_eq(jstr(reply, "probe.values.NCCL_PROTO"), "LL");
 	ck_assert_msg(ms < 5000, "took %lld ms", ms);
-	/* The hung server (the sleep) was killed and reaped. */
-	ck_assert_int_gt((pid = pyenv_pid(&e)), 0);
-	ck_assert_int_eq(kill(pid, 0), -1);
-	ck_assert_int_eq(errno, ESRCH);
+	assert_server_reaped(&e);
 	json_decref(reply);
 	pyenv_release(&e);
-	free(wrapper);
+}
+END_TEST
+
+/*
+ * Sends read requests for e's interpreter in one session, each with the
+ * flag it is given ("fork", "prefork") and its timeout_ms; the replies.
+ */
+static json_t *
+read_session(struct tu_run *r, const struct pyenv *e, const char *const *flag,
+    const int *timeout_ms, size_t n)
+{
+	struct buf in = ENVCTL_BUF_INIT;
+	json_t *req, *replies;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		req = read_req(e->interp, NULL);
+		json_object_set_new(req, "id", json_integer((json_int_t)i + 1));
+		json_object_set_new(req, "fork", json_false());
+		json_object_set_new(req, flag[i], json_true());
+		json_object_set_new(req, "timeout_ms",
+		    json_integer(timeout_ms[i]));
+		ck_assert_int_eq(proto_encode(&in, req, NULL), 0);
+		json_decref(req);
+	}
+	replies = run_agent(r, &in);
+	ck_assert_msg(r->status == 0, "agent exited %d: %s", r->status,
+	    r->errout);
+	ck_assert_uint_eq(json_array_size(replies), n);
+	buf_release(&in);
+	return replies;
+}
+
+/*
+ * "prefork": the read runs afresh while the server starts, and the next
+ * run is served by it: one server start (the -S line), one fresh start.
+ */
+START_TEST(test_prefork_session)
+{
+	static const char *const flags[] = { "prefork", "fork", "fork" };
+	static const int ms[] = { 10000, 10000, 10000 };
+	struct tu_run r;
+	struct pyenv e;
+	json_t *replies, *reply;
+	char *wrapper, *starts, *text;
+	size_t i, len, lines = 0, servers = 0;
+
+	pyenv_init(&e, "import os\nos.environ.setdefault('NCCL_PROTO', "
+	    "'LL')\n");
+	starts = xasprintf("%s/starts", e.dir);
+	wrapper = xasprintf("#!/bin/sh\necho \"$$ $1\" >> %s\n"
+	    "exec env PYTHONPATH=%s %s \"$@\"\n", starts, e.dir, tu_python());
+	free(tu_writes(e.dir, "python", wrapper));
+	replies = read_session(&r, &e, flags, ms, 3);
+	for (i = 0; i < 3; i++) {
+		reply = json_array_get(replies, i);
+		assert_ok(reply);
+		ck_assert_int_eq(jbool(reply, "probe.forked"), i > 0);
+		ck_assert_str_eq(jstr(reply, "probe.values.NCCL_PROTO"), "LL");
+		assert_null(reply, "probe.startup_error");
+	}
+	text = tu_read(starts, &len);
+	for (i = 0; i < len; i++) {
+		lines += text[i] == '\n';
+		servers += strncmp(text + i, " -S\n", 4) == 0;
+	}
+	ck_assert_msg(lines == 2 && servers == 1, "starts:\n%s", text);
+	json_decref(replies);
+	tu_run_free(&r);
+	pyenv_release(&e);
+	free(starts);
+	free(text);
+}
+END_TEST
+
+/*
+ * A server that hangs as it starts does not hold up the read that
+ * prestarted it (whose 20 s would let it wait 10 s); the next run waits
+ * for it only up to its own timeout, then starts afresh, right; the hung
+ * server is killed and reaped.
+ */
+START_TEST(test_prefork_server_hangs)
+{
+	static const char *const flags[] = { "prefork", "fork" };
+	static const int timeouts[] = { 20000, 1000 };
+	struct tu_run r;
+	struct pyenv e;
+	json_t *replies, *reply;
+	long long t0, ms;
+	size_t i;
+
+	pyenv_init(&e, "import os\nos.environ['NCCL_PROTO'] = 'LL'\n");
+	wrap_hung_server(&e);
+	t0 = now_ms();
+	replies = read_session(&r, &e, flags, timeouts, 2);
+	ms = now_ms() - t0;
+	for (i = 0; i < 2; i++) {
+		reply = json_array_get(replies, i);
+		assert_ok(reply);
+		ck_assert(!jbool(reply, "probe.forked"));
+		ck_assert_str_eq(jstr(reply, "probe.values.NCCL_PROTO"), "LL");
+	}
+	ck_assert_msg(ms < 8000, "took %lld ms", ms);
+	assert_server_reaped(&e);
+	json_decref(replies);
+	tu_run_free(&r);
+	pyenv_release(&e);
 }
 END_TEST
 
@@ -2371,6 +2495,8 @@ main(void)
 	tcase_add_test(pr, test_fork_no_site);
 	tcase_add_test(pr, test_fork_agent_killed);
 	tcase_add_test(pr, test_fork_server_hangs);
+	tcase_add_test(pr, test_prefork_session);
+	tcase_add_test(pr, test_prefork_server_hangs);
 	tcase_add_test(pr, test_fork_pth_once);
 	tcase_add_test(pr, test_fork_pth_thread);
 	tcase_add_test(pr, test_fork_pth_exits);
