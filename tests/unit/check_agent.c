@@ -1758,6 +1758,7 @@ START_TEST(test_prefork_session)
 	tu_run_free(&r);
 	pyenv_release(&e);
 	free(starts);
+	free(wrapper);
 	free(text);
 }
 END_TEST
