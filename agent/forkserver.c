@@ -30,11 +30,11 @@
 /*
  * The server (agent/py/forkserver.py): argv[1] is the script each child
  * runs, its text or the absolute path of its file (cache.h), loaded as
- * CACHE_SCRIPT_BOOT loads one; argv[2], if given, is "classic".  It drops its own imports from
- * sys.modules, then (not classic) does site.main() but for the two
- * customize imports, with fd 0 on /dev/null as a run's is, and fds 1 and
- * 2 on memfds to keep what that printed.  It talks over fd 0
- * (SOCK_SEQPACKET, one message each):
+ * CACHE_SCRIPT_BOOT loads one; argv[2], if given, is "classic".  It drops
+ * its own imports from sys.modules, then (not classic) does site.main()
+ * but for the two customize imports, with fd 0 on /dev/null as a run's
+ * is, and fds 1 and 2 on memfds to keep what that printed.  It talks over
+ * fd 0 (SOCK_SEQPACKET, one message each):
  * "ready\0E\0NAME=value..." (E: sys.flags.ignore_environment, then its
  * environment as it started, to tell whether a wrapper set PYTHON*
  * variables); "threads" if site-packages left a thread running, and it
@@ -267,7 +267,8 @@ await_ready(struct forkserver *fs, const struct child_spec *spec)
 
 /* The server, once ready: 0, or -1 (the caller gives up on it). */
 static int
-serve_ready(struct forkserver *fs, const struct child_spec *spec, struct err *err)
+serve_ready(struct forkserver *fs, const struct child_spec *spec,
+    struct err *err)
 {
 	int r = fs->starting ? await_ready(fs, spec) : 0;
 

@@ -98,10 +98,10 @@ struct host_plan {
  * plan_begin()'d here): at most n rows, *nrows says how many.  An
  * interpreter whose read fails has a failed row of its own.  fork asks the
  * agent to start its fork server while it reads (more interpreter runs
- * follow on this session); backup_dir, when not NULL, asks each read for the backups of
- * its file there (hp->backups: rollback and backups need no round trip
- * more).  Returns 0 or the first row's error code; every row's is in its
- * err (the host's name is the caller's to add).
+ * follow on this session); backup_dir, when not NULL, asks each read for
+ * the backups of its file there (hp->backups: rollback and backups need
+ * no round trip more).  Returns 0 or the first row's error code; every
+ * row's is in its err (the host's name is the caller's to add).
  */
 int	plan_fetch(struct host_plan **rows, size_t *nrows, struct agentlink *l,
 	    const struct playbook *pb, const char *const *interps, size_t n,
