@@ -315,8 +315,7 @@ policy_privileged(const struct policy_ids *ids)
 static void
 add(char ***v, size_t *n, const char *s, size_t len)
 {
-	*v = xreallocarray(*v, *n + 1, sizeof(**v));
-	(*v)[(*n)++] = xstrndup(s, len);
+	strv_push(v, n, xstrndup(s, len));
 }
 
 /* "vllm" names "vllm.service", as systemctl reads it. */
@@ -776,25 +775,15 @@ policy_check_digest(int *mismatch, const char *exe, const char *name,
 	return 0;
 }
 
-static void
-free_list(char **v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 void
 policy_release(struct policy *pol)
 {
-	free_list(pol->interps, pol->ninterps);
-	free_list(pol->targets, pol->ntargets);
-	free_list(pol->services, pol->nservices);
+	strv_free(pol->interps, pol->ninterps);
+	strv_free(pol->targets, pol->ntargets);
+	strv_free(pol->services, pol->nservices);
 	free(pol->backup_dir);
 	free(pol->interp);
-	free_list(pol->kept, pol->nkept);
+	strv_free(pol->kept, pol->nkept);
 	memset(pol, 0, sizeof(*pol));
 	pol->file = ENVCTL_POLICY_FILE;
 }

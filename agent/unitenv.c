@@ -70,21 +70,11 @@ struct ue_load {
 
 /* ---- small lists ---- */
 
-static void
-ue_push(char ***v, size_t *n, char *s)
-{
-	*v = xreallocarray(*v, *n + 1, sizeof(**v));
-	(*v)[(*n)++] = s;
-}
-
+/* strv_free(), and the list is empty again. */
 static void
 ue_free_list(char ***v, size_t *n)
 {
-	size_t i;
-
-	for (i = 0; i < *n; i++)
-		free((*v)[i]);
-	free(*v);
+	strv_free(*v, *n);
 	*v = NULL;
 	*n = 0;
 }
@@ -127,7 +117,7 @@ ue_warn(struct unitenv *u, const char *file, int line, const char *fmt, ...)
 	va_start(ap, fmt);
 	m = xvasprintf(fmt, ap);
 	va_end(ap);
-	ue_push(&u->warnings, &u->nwarnings, file != NULL ?
+	strv_push(&u->warnings, &u->nwarnings, file != NULL ?
 	    xasprintf("%s:%d: %s", file, line, m) : xstrdup(m));
 	free(m);
 }
@@ -145,7 +135,7 @@ ue_error(struct unitenv *u, const char *file, int line, const char *fmt, ...)
 	va_start(ap, fmt);
 	m = xvasprintf(fmt, ap);
 	va_end(ap);
-	ue_push(&u->errors, &u->nerrors, file != NULL ?
+	strv_push(&u->errors, &u->nerrors, file != NULL ?
 	    xasprintf("%s:%d: %s", file, line, m) : xstrdup(m));
 	free(m);
 }
@@ -446,7 +436,7 @@ ue_envlist_set(struct unitenv *u, const char *name, size_t len,
 			u->envlist[i] = xstrdup(entry);
 			return;
 		}
-	ue_push(&u->envlist, &u->nenvlist, xstrdup(entry));
+	strv_push(&u->envlist, &u->nenvlist, xstrdup(entry));
 }
 
 /*
@@ -548,7 +538,7 @@ ue_names(struct ue_load *L, char ***v, size_t *n, int assignments,
 			    "for %s, ignoring: %s", key, x.data);
 			continue;
 		}
-		ue_push(v, n, xstrdup(x.data));
+		strv_push(v, n, xstrdup(x.data));
 	}
 	buf_release(&w);
 	buf_release(&x);
@@ -833,7 +823,7 @@ ue_envfiles(struct ue_load *L, struct err *err)
 	for (i = 0; i < L->nefiles && r == 0; i++) {
 		ignore = L->efiles[i].value[0] == '-';
 		path = L->efiles[i].value + ignore;
-		ue_push(&u->envfiles, &u->nenvfiles,
+		strv_push(&u->envfiles, &u->nenvfiles,
 		    xstrdup(L->efiles[i].value));
 		pat = xasprintf("%s%s", u->root, path);
 		memset(&g, 0, sizeof(g));
@@ -990,7 +980,7 @@ ue_exec(struct ue_load *L, struct err *err)
 		(void)ue_expand(L, w.data, w.len, &xw, &why);
 		free(why);
 		why = NULL;
-		ue_push(&words, &nw, xstrndup(xw.data, xw.len));
+		strv_push(&words, &nw, xstrndup(xw.data, xw.len));
 	}
 	if (r < 0)
 		ue_warn(u, e->file, e->line, "invalid syntax in ExecStart=: "
@@ -1023,7 +1013,7 @@ ue_exec(struct ue_load *L, struct err *err)
 		x->path = ue_resolve(u, words[0]);
 	x->python = policy_python_name(x->path);
 	for (k = i; k < nw && x->argc < UNITENV_ARGV_MAX; k++)
-		ue_push(&x->argv, &x->argc, xstrdup(words[k]));
+		strv_push(&x->argv, &x->argc, xstrdup(words[k]));
 done:
 	free(why);
 out:
@@ -1047,7 +1037,7 @@ ue_dropins(struct ue_load *L, struct err *err)
 
 	r = unitpath_dropins(&v, &n, u->root, u->unit, err);
 	for (i = 0; i < n && r == 0; i++) {
-		ue_push(&u->dropins, &u->ndropins, xstrdup(v[i].shown));
+		strv_push(&u->dropins, &u->ndropins, xstrdup(v[i].shown));
 		if ((r = ue_read(L, &b, &missing, v[i].full, v[i].shown,
 		    err)) != 0)
 			break;
@@ -1261,7 +1251,7 @@ ue_diff(struct unitenv *u, const char *what, const char *ours,
     const char *theirs)
 {
 	if (strcmp(ours, theirs) != 0)
-		ue_push(&u->sc_diffs, &u->sc_ndiffs, xasprintf("%s: envctl "
+		strv_push(&u->sc_diffs, &u->sc_ndiffs, xasprintf("%s: envctl "
 		    "reads '%s', systemd has '%s'", what, ours, theirs));
 }
 
@@ -1315,7 +1305,7 @@ ue_cmp_env(struct unitenv *u, const char *theirs)
 	for (; i < u->nenvlist; i++)
 		buf_addf(&a, "%s%s", a.len > 0 ? " " : "", u->envlist[i]);
 	if (e < 0)
-		ue_push(&u->sc_diffs, &u->sc_ndiffs, xasprintf("Environment: "
+		strv_push(&u->sc_diffs, &u->sc_ndiffs, xasprintf("Environment: "
 		    "cannot read systemctl's '%s'", theirs));
 	else
 		ue_diff(u, "Environment", a.data, c.data);
@@ -1363,7 +1353,7 @@ unitenv_systemctl_parse(struct unitenv *u, const char *text, size_t len,
 			free(line);
 			goto out;
 		}
-		ue_push(&keep, &nkeep, line);
+		strv_push(&keep, &nkeep, line);
 		v = eq + 1;
 		if (strncmp(line, "FragmentPath=", 13) == 0)
 			frag = v;

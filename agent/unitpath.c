@@ -37,23 +37,6 @@ static const char *const up_search[] = {
 };
 #define UP_NSEARCH	(sizeof(up_search) / sizeof(up_search[0]))
 
-static void
-up_push(char ***v, size_t *n, char *s)
-{
-	*v = xreallocarray(*v, *n + 1, sizeof(**v));
-	(*v)[(*n)++] = s;
-}
-
-static void
-up_free_list(char **v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 /* ---- names ---- */
 
 /* systemd.unit(5): ASCII letters, digits, ":", "-", "_", ".", "\". */
@@ -150,7 +133,7 @@ up_dropin_names(char ***v, size_t *n, const char *unit)
 	for (i = 0; i < *n; i++)
 		if (strcmp((*v)[i], unit) == 0)
 			return;
-	up_push(v, n, xstrdup(unit));
+	strv_push(v, n, xstrdup(unit));
 	plen = strlen(unit) - strlen(UNITPATH_SUFFIX);
 	if (at != NULL && at[1] != '.') {
 		inst = at + 1;
@@ -270,7 +253,7 @@ up_scan(const char *root, const char *dir, struct unitpath_file **v,
 			free(full);
 			return 0;
 		}
-	up_push(seen, nseen, real);
+	strv_push(seen, nseen, real);
 	if ((d = opendir(real)) == NULL) {
 		free(full);
 		return 0;
@@ -329,8 +312,8 @@ unitpath_dropins(struct unitpath_file **v, size_t *n, const char *root,
 		*n = 0;
 	} else if (*n > 1)
 		qsort(*v, *n, sizeof(**v), up_file_cmp);
-	up_free_list(names, nnames);
-	up_free_list(seen, nseen);
+	strv_free(names, nnames);
+	strv_free(seen, nseen);
 	return r;
 }
 

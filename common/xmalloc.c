@@ -108,3 +108,20 @@ explicit_wipe(void *p, size_t n)
 	while (n-- > 0)
 		*v++ = 0;
 }
+
+void
+strv_push(char ***v, size_t *n, char *s)
+{
+	*v = xreallocarray(*v, *n + 1, sizeof(**v));
+	(*v)[(*n)++] = s;
+}
+
+void
+strv_free(char **v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}

@@ -3,7 +3,8 @@
  *
  * Running out of memory is not an error envctl can report usefully, so every
  * allocator here aborts with a message instead (OpenSSH's xmalloc).  Sizes
- * are checked for overflow.  Everything returned is freed with free().
+ * are checked for overflow.  Everything returned is freed with free(); a
+ * list of strings grown with strv_push() with strv_free().
  */
 #ifndef ENVCTL_COMMON_XMALLOC_H
 #define ENVCTL_COMMON_XMALLOC_H
@@ -37,6 +38,11 @@ char	*xvasprintf(const char *fmt, va_list ap)
 		(alloc) = grow_;					\
 	}								\
 } while (0)
+
+/* Appends s (taken, not copied) to the list *v of *n strings. */
+void	 strv_push(char ***v, size_t *n, char *s);
+/* Frees the n strings of v, then v. */
+void	 strv_free(char **v, size_t n);
 
 /* Overwrites n bytes with zeros in a way the compiler may not elide. */
 void	 explicit_wipe(void *p, size_t n);

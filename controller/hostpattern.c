@@ -82,11 +82,7 @@ hostpattern_split(const char *pattern, char ***out)
 void
 hostpattern_free_terms(char **terms, size_t n)
 {
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		free(terms[i]);
-	free(terms);
+	strv_free(terms, n);
 }
 
 /* A subscript: [i] (end unset) or [start:end] (end -1 = to the last). */

@@ -1474,16 +1474,6 @@ list_dir(struct invb *b, const char *path, size_t *n)
 	return names;
 }
 
-static void
-free_names(char **names, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-}
-
 /* Python's os.path.splitext(name)[1]: from the last dot not leading. */
 static const char *
 extension(const char *name)
@@ -1629,7 +1619,7 @@ load_vars_tree(struct invb *l, const char *dir, struct vars *vs,
 		}
 		free(full);
 	}
-	free_names(names, n);
+	strv_free(names, n);
 }
 
 /*
@@ -1889,7 +1879,7 @@ load_dir(struct invb *l, const char *dir, int depth)
 			load_file(l, full);
 		free(full);
 	}
-	free_names(names, n);
+	strv_free(names, n);
 }
 
 /* --- loading ------------------------------------------------------------ */
