@@ -179,8 +179,8 @@ no_python_vars(const char *s, size_t len)
 }
 
 /*
- * Spawns a server, classic or not, without waiting for it: 0, or -1 on
- * failure (nothing left running).
+ * Spawns a server, classic or not, without waiting for it: 0 (it is
+ * starting), or -1 on failure (nothing left running).
  */
 static int
 spawn_one(struct forkserver *fs, const struct child_spec *spec, int classic,
@@ -222,13 +222,29 @@ spawn_one(struct forkserver *fs, const struct child_spec *spec, int classic,
 	close(nullfd);
 	free(env);
 	fs->sock = sv[0];
-	fs->starting = 0;
+	fs->starting = fs->pid != -1;
 	if (fs->pid == -1) {
 		close(fs->sock);
 		fs->sock = -1;
 		return -1;
 	}
 	return 0;
+}
+
+/* Spawns the first server for key (taken): as spawn_one(). */
+static int
+spawn_keyed(struct forkserver *fs, const struct child_spec *spec,
+    struct buf *key)
+{
+	struct err serr = ENVCTL_ERR_INIT;
+	int r;
+
+	buf_release(&fs->key);
+	fs->key = *key;
+	buf_init(key, 0);
+	r = spawn_one(fs, spec, 0, &serr);
+	err_release(&serr);
+	return r;
 }
 
 /*
@@ -449,22 +465,13 @@ broken(struct forkserver *fs)
 int
 forkserver_prestart(struct forkserver *fs, const struct child_spec *spec)
 {
-	struct err serr = ENVCTL_ERR_INIT;
 	struct buf key = ENVCTL_BUF_INIT;
-	int r;
 
 	if (fs->pid != 0 || make_key(&key, spec) < 0) {
 		buf_release(&key);
 		return fs->pid > 0 ? 0 : ENVCTL_EUNSUPPORTED;
 	}
-	buf_release(&fs->key);
-	fs->key = key;
-	r = spawn_one(fs, spec, 0, &serr);
-	err_release(&serr);
-	if (r != 0)
-		return broken(fs);
-	fs->starting = 1;
-	return 0;
+	return spawn_keyed(fs, spec, &key) == 0 ? 0 : broken(fs);
 }
 
 static void
@@ -504,13 +511,8 @@ forkserver_run(struct forkserver *fs, struct child_result *res,
 		buf_release(&key);
 		return ENVCTL_EUNSUPPORTED;
 	}
-	if (fs->pid == 0) {
-		buf_release(&fs->key);
-		fs->key = key;
-		buf_init(&key, 0);
-		r = spawn_one(fs, spec, 0, &serr);
-		fs->starting = r == 0;
-	}
+	if (fs->pid == 0)
+		(void)spawn_keyed(fs, spec, &key);
 	buf_release(&key);
 	r = fs->pid > 0 ? serve_ready(fs, spec, &serr) : -1;
 	err_release(&serr);
