@@ -46,19 +46,15 @@ parse_fault(struct change_req *rq, const json_t *req, struct err *err)
 	return 0;
 }
 
-/* The fields apply and rollback share. */
-int
-change_parse(struct change_req *rq, const json_t *req, struct err *err)
+/* The target and what the controller read there. */
+static int
+parse_target(struct change_req *rq, const json_t *req, struct err *err)
 {
-	const json_t *v, *e, *b;
 	const char *op = rq->op;
-	size_t i;
-	int r, keep;
+	const json_t *v, *e;
+	int r;
 
-	if ((r = parse_fault(rq, req, err)) != 0 ||
-	    (r = req_interpreter(&rq->interp, req, op, err)) != 0 ||
-	    (r = req_also(&rq->also, &rq->nalso, req, op, err)) != 0 ||
-	    (r = req_path(&rq->path, json_object_get(req, "path"), 0, op,
+	if ((r = req_path(&rq->path, json_object_get(req, "path"), 0, op,
 	    "path", err)) != 0)
 		return r;
 	e = json_object_get(req, "expect");
@@ -81,7 +77,37 @@ change_parse(struct change_req *rq, const json_t *req, struct err *err)
 	} else if (v != NULL && !json_is_null(v))
 		return err_set(err, ENVCTL_EINVALID, "%s: 'sha256_old' must "
 		    "be null when 'expect.exists' is false", op);
+	return 0;
+}
 
+/* The fields apply and rollback share. */
+int
+change_parse(struct change_req *rq, const json_t *req, struct err *err)
+{
+	const json_t *v, *e, *b;
+	const char *op = rq->op;
+	size_t i;
+	int r, keep;
+
+	if ((r = parse_fault(rq, req, err)) != 0 ||
+	    (r = req_interpreter(&rq->interp, req, op, err)) != 0 ||
+	    (r = req_also(&rq->also, &rq->nalso, req, op, err)) != 0)
+		return r;
+	v = json_object_get(req, "after_read");
+	if (v == NULL || json_is_null(v)) {
+		if ((r = parse_target(rq, req, err)) != 0)
+			return r;
+	} else if (strcmp(op, "apply") != 0 || !json_is_integer(v) ||
+	    json_integer_value(v) < 1)
+		return err_set(err, ENVCTL_EINVALID, "%s: 'after_read' must "
+		    "be a read's id (apply only)", op);
+	else if (json_object_get(req, "path") != NULL ||
+	    json_object_get(req, "expect") != NULL ||
+	    json_object_get(req, "sha256_old") != NULL)
+		return err_set(err, ENVCTL_EINVALID, "%s: with 'after_read', "
+		    "'path', 'expect' and 'sha256_old' come from the read", op);
+	else
+		rq->after_read = json_integer_value(v);
 	b = json_object_get(req, "backup");
 	if ((r = req_path(&rq->backup_root, json_object_get(b, "dir"), 0, op,
 	    "backup.dir", err)) != 0)

@@ -54,6 +54,8 @@ struct change_req {
 	char		**names;	/* the variables probed */
 	size_t		 nnames;
 	/* apply */
+	json_int_t	 after_read;	/* 0, or the read whose target and
+					   bytes it takes (readmemo.h) */
 	struct buf	 data;
 	const json_t	*want;		/* name -> value */
 	mode_t		 create_mode;

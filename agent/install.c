@@ -21,7 +21,7 @@
 static const char *const fault_steps[] = {
 	"after-lock", "after-cas", "after-validate", "after-backup",
 	"after-temp-write", "after-fsync", "after-rename", "after-dirsync",
-	"after-verify", NULL,
+	"after-verify", "with-read", "skip-with-read", NULL,
 };
 
 int
@@ -54,6 +54,18 @@ install_fault(const char *want, const char *step)
 #else
 	(void)want;
 	(void)step;
+#endif
+}
+
+int
+install_fault_is(const char *want, const char *step)
+{
+#ifdef ENVCTL_FAULTS
+	return want != NULL && strcmp(want, step) == 0;
+#else
+	(void)want;
+	(void)step;
+	return 0;
 #endif
 }
 

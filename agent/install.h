@@ -82,5 +82,8 @@ int	install_fault_known(const char *step);
 int	install_faults_compiled(void);
 /* _exit(ENVCTL_FAULT_EXIT) when want is step, in an ENVCTL_FAULTS build. */
 void	install_fault(const char *want, const char *step);
+/* 1 when this build has fault points and want is step (a fault that
+   alters what the agent answers rather than ending it). */
+int	install_fault_is(const char *want, const char *step);
 
 #endif

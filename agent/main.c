@@ -19,6 +19,7 @@
 #include "forkserver.h"
 #include "ops.h"
 #include "policy.h"
+#include "readmemo.h"
 #include "session.h"
 
 #ifndef ENVCTL_VERSION
@@ -105,6 +106,7 @@ main(int argc, char *argv[])
 	struct buf first = ENVCTL_BUF_INIT;
 	struct forkserver fs = FORKSERVER_INIT;
 	struct cache cache = CACHE_INIT;
+	struct read_memo memo = READ_MEMO_INIT;
 	struct agent_ctx ctx;
 	struct sigaction sa;
 	sigset_t block, waitmask;
@@ -161,6 +163,7 @@ main(int argc, char *argv[])
 	ctx.waitmask = &waitmask;
 	ctx.fs = &fs;
 	ctx.cache = &cache;
+	ctx.memo = &memo;
 	fs.cache = &cache;
 	r = session_run(0, out, first.data, first.len, &ctx);
 	buf_release(&first);
@@ -168,5 +171,6 @@ main(int argc, char *argv[])
 	/* After the last reply, so that no request waits for it. */
 	cache_tidy(&cache);
 	cache_release(&cache);
+	readmemo_release(&memo);
 	return r;
 }

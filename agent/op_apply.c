@@ -11,7 +11,9 @@
 #include "common/proto.h"
 #include "common/xmalloc.h"
 #include "install.h"
+#include "ops.h"
 #include "policy.h"
+#include "readmemo.h"
 #include "request.h"
 
 static int
@@ -51,9 +53,42 @@ parse_create(struct change_req *rq, const json_t *c, struct err *err)
 	return 0;
 }
 
+/*
+ * An apply after a read of the same flight takes the target and the bytes
+ * the read found, or is skipped (*skip the reason) where the controller
+ * would not ask for it: the read failed, or found the file as wanted.
+ */
 static int
-parse_apply(struct change_req *rq, const json_t *req, struct err *err)
+take_read(const char **skip, struct change *c, struct err *err)
 {
+	struct change_req *rq = &c->rq;
+	const struct read_memo *m = c->ctx->memo;
+
+	if (m == NULL || m->id != rq->after_read ||
+	    strcmp(m->interp, rq->interp) != 0)
+		return err_set(err, ENVCTL_EINVALID, "apply: 'after_read': "
+		    "read %lld of '%s' is not this session's last read",
+		    (long long)rq->after_read, rq->interp);
+	install_fault(rq->fault, "with-read");
+	if (!m->ok)
+		*skip = "read-failed";
+	else if (install_fault_is(rq->fault, "skip-with-read"))
+		*skip = "in-sync";
+	else if (readmemo_in_sync(m, rq->data.data, rq->data.len, rq->want))
+		*skip = "in-sync";
+	if (*skip != NULL)
+		return 0;
+	rq->path = m->path;
+	rq->expect_exists = m->exists;
+	rq->sha_old = m->exists ? m->sha256 : NULL;
+	return buf_add(&rq->expect, m->data.data, m->data.len);
+}
+
+static int
+parse_apply(const char **skip, struct change *c, const json_t *req,
+    struct err *err)
+{
+	struct change_req *rq = &c->rq;
 	const json_t *v, *val;
 	const char *name;
 	int r;
@@ -81,6 +116,9 @@ parse_apply(struct change_req *rq, const json_t *req, struct err *err)
 		rq->names[rq->nnames++] = (char *)name;
 	}
 	rq->want = v;
+	if (rq->after_read != 0 && ((r = take_read(skip, c, err)) != 0 ||
+	    *skip != NULL))
+		return r;
 	return parse_create(rq, json_object_get(req, "create"), err);
 }
 
@@ -132,13 +170,21 @@ op_apply(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
 	mode_t mode;
 	uid_t uid;
 	gid_t gid;
+	const char *skip = NULL;
 	char *why = NULL;
 	int r;
 
 	change_init(&c, "apply", ctx);
 	c.fork = 1;	/* validation and verification: two runs */
-	if ((r = parse_apply(&c.rq, req, err)) != 0 ||
-	    (r = change_policy(&pol, &c, err)) != 0)
+	if ((r = parse_apply(&skip, &c, req, err)) != 0)
+		goto out;
+	if (skip != NULL) {
+		/* Nothing was touched: no lock, no run. */
+		json_object_set_new(reply, "changed", json_false());
+		json_object_set_new(reply, "skipped", json_string(skip));
+		goto out;
+	}
+	if ((r = change_policy(&pol, &c, err)) != 0)
 		goto out;
 	if ((r = change_begin(&c, err)) != 0) {
 		if (r != ENVCTL_ECHANGED || !converged_meanwhile(&c))

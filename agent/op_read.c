@@ -19,6 +19,7 @@
 #include "op_backups.h"
 #include "policy.h"
 #include "probe.h"
+#include "readmemo.h"
 #include "request.h"
 #include "target.h"
 
@@ -242,7 +243,7 @@ op_read(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
 	struct probe_args pa;
 	struct probe p;
 	struct target t;
-	const char *source = "explicit";
+	const char *source = "explicit", *asked;
 	char *path = NULL;
 	long long start = deadline_now_ms();
 	json_t *checks = NULL;
@@ -252,6 +253,8 @@ op_read(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
 	buf_init(&p.errtext, 0);
 	memset(&t, 0, sizeof(t));
 	buf_init(&t.data, 0);
+	/* As the request named it: an apply after this read names it so. */
+	asked = json_string_value(json_object_get(req, "interpreter"));
 	if ((r = parse_req(&rq, req, err)) != 0 ||
 	    (r = policy_open(&pol, err)) != 0 ||
 	    (r = policy_interpreter(&pol, &rq.interp, err)) != 0)
@@ -307,6 +310,10 @@ out:
 		json_object_set_new(reply, "detail", json_pack("{s:i,s:o,s:b}",
 		    "exit", p.exit, "stderr", proto_text(p.errtext.data,
 		    p.errtext.len), "truncated", p.truncated));
+	if (ctx->memo != NULL)
+		readmemo_set(ctx->memo, json_integer_value(json_object_get(req,
+		    "id")), asked != NULL ? asked : "", r == 0, path, &t, &p,
+		    json_object_get(reply, "checks"));
 	json_decref(checks);
 	free(path);
 	free(rq.names);

@@ -18,6 +18,7 @@
 struct cache;
 struct err;
 struct forkserver;
+struct read_memo;
 
 /* What every handler may need from main(). */
 struct agent_ctx {
@@ -26,6 +27,8 @@ struct agent_ctx {
 	const sigset_t	*waitmask;	/* mask while blocked waiting */
 	struct forkserver *fs;		/* the session's (forkserver.h) */
 	struct cache	*cache;		/* the agent's (cache.h) */
+	struct read_memo *memo;		/* the last read (readmemo.h), or
+					   NULL: none kept */
 };
 
 /*

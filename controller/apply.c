@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/deadline.h"
 #include "common/proto.h"
 #include "common/xmalloc.h"
 #include "controller/agentlink.h"
@@ -27,7 +28,8 @@ change_ms(int host_ms)
 
 static json_t *
 request(const struct host *h, const struct playbook *pb,
-    const struct apply_input *in, const struct apply_opts *o, int host_ms)
+    const struct apply_input *in, const struct apply_opts *o, int host_ms,
+    json_int_t id)
 {
 	json_t *req, *expect, *vars, *secret, *also;
 	const char *const *interps;
@@ -39,14 +41,9 @@ request(const struct host *h, const struct playbook *pb,
 		n = in->ninterps;
 	} else
 		interps = playbook_interpreters(pb, h, &n);
-	expect = json_pack("{s:b}", "exists", in->expect_exists);
-	if (in->expect_exists)
-		json_object_set_new(expect, "data", proto_b64_json(in->expect,
-		    in->expect_len));
-	req = json_pack("{s:s, s:i, s:s, s:s, s:o, s:{s:s, s:i}, s:s, s:s, "
-	    "s:i, s:i}", "op", rollback ? "rollback" : "apply", "id", 1,
+	req = json_pack("{s:s, s:i, s:s, s:{s:s, s:i}, s:s, s:s, s:i, s:i}",
+	    "op", rollback ? "rollback" : "apply", "id", id,
 	    "interpreter", interps[0],
-	    "path", in->path, "expect", expect,
 	    "backup", "dir", pb->backup_dir, "keep", pb->backup_keep,
 	    "playbook", pb->name, "controller", o->controller,
 	    "lock_timeout_ms", o->lock_timeout * 1000,
@@ -58,8 +55,19 @@ request(const struct host *h, const struct playbook *pb,
 			json_array_append_new(also, json_string(interps[i]));
 		json_object_set_new(req, "also", also);
 	}
-	json_object_set_new(req, "sha256_old", in->expect_exists ?
-	    json_string(in->expect_sha256) : json_null());
+	if (in->after_read != 0)
+		json_object_set_new(req, "after_read",
+		    json_integer(in->after_read));
+	else {
+		expect = json_pack("{s:b}", "exists", in->expect_exists);
+		if (in->expect_exists)
+			json_object_set_new(expect, "data", proto_b64_json(
+			    in->expect, in->expect_len));
+		json_object_set_new(req, "path", json_string(in->path));
+		json_object_set_new(req, "expect", expect);
+		json_object_set_new(req, "sha256_old", in->expect_exists ?
+		    json_string(in->expect_sha256) : json_null());
+	}
 	/* Only an agent built with -DENVCTL_FAULTS accepts this. */
 	if (o->fault != NULL)
 		json_object_set_new(req, "fault", json_string(o->fault));
@@ -194,7 +202,7 @@ apply_on(struct apply_result *ar, struct agentlink *l, const struct host *h,
 	ar->outcome = ENVCTL_OUT_FAILED;
 	/* Connecting and reading keep --timeout; the change may take longer. */
 	agentlink_set_timeout(l, o->change_timeout);
-	req = request(h, pb, in, o, agentlink_host_ms(l));
+	req = request(h, pb, in, o, agentlink_host_ms(l), 1);
 	if (agentlink_send(l, req, &ar->err) == 0 &&
 	    agentlink_recv(l, &reply, &ar->err) == 0)
 		apply_reply(ar, reply);
@@ -202,6 +210,40 @@ apply_on(struct apply_result *ar, struct agentlink *l, const struct host *h,
 		err_sethost(&ar->err, h->name);
 	json_decref(req);
 	json_decref(reply);
+}
+
+json_t *
+apply_request_after_read(const struct host *h, const struct playbook *pb,
+    const struct apply_input *in, const struct apply_opts *o, long long id)
+{
+	/* What agentlink_set_timeout(change_timeout) will leave the host. */
+	return request(h, pb, in, o, deadline_host_ms((long long)
+	    o->change_timeout * 1000), (json_int_t)id);
+}
+
+int
+apply_take_after_read(struct apply_result *ar, struct agentlink *l,
+    const struct host *h, const struct apply_opts *o)
+{
+	json_t *reply = NULL;
+	int skipped = 0;
+
+	ar->host = h;
+	ar->outcome = ENVCTL_OUT_FAILED;
+	agentlink_set_timeout(l, o->change_timeout);
+	if (agentlink_recv(l, &reply, &ar->err) != 0) {
+		err_context(&ar->err, "no reply to the change sent with the "
+		    "read");
+		err_sethost(&ar->err, h->name);
+	} else if (json_is_string(json_object_get(reply, "skipped")))
+		skipped = 1;
+	else {
+		apply_reply(ar, reply);
+		if (ar->err.code != 0)
+			err_sethost(&ar->err, h->name);
+	}
+	json_decref(reply);
+	return skipped;
 }
 
 void

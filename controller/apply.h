@@ -43,6 +43,13 @@ struct apply_input {
 	const char	*sha256;
 	const struct desired *d;	/* the values the file must produce */
 	const char	*rollback_to;	/* rollback: backup id or "latest" */
+	/*
+	 * Not 0: sent with the read of that id, in the same flight.  The
+	 * agent takes the path and the expected bytes from what that read
+	 * found (path and expect are unused), and skips the change where
+	 * the read failed or found the file already as wanted.
+	 */
+	long long	 after_read;
 };
 
 struct apply_result {
@@ -94,6 +101,21 @@ void	apply_reply(struct apply_result *ar, const json_t *reply);
 void	apply_on(struct apply_result *ar, struct agentlink *l,
 	    const struct host *h, const struct playbook *pb,
 	    const struct apply_input *in, const struct apply_opts *o);
+/*
+ * The request (id id) for in with in->after_read set, to send with that
+ * read (new reference): the agent gets the change's whole time from then.
+ */
+json_t	*apply_request_after_read(const struct host *h,
+	    const struct playbook *pb, const struct apply_input *in,
+	    const struct apply_opts *o, long long id);
+/*
+ * Takes the reply to apply_request_after_read() on l into ar: 0 when it
+ * stands for the change (made, failed, or unneeded), 1 when the agent
+ * skipped it as the read failed or found the file as wanted.  A reply
+ * that cannot be read is a failed change.
+ */
+int	apply_take_after_read(struct apply_result *ar, struct agentlink *l,
+	    const struct host *h, const struct apply_opts *o);
 void	apply_result_release(struct apply_result *ar);
 
 #endif

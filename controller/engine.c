@@ -97,6 +97,62 @@ check_planned(struct engine_host *eh)
 	return 0;
 }
 
+/*
+ * The change to send with the read, where the read cannot alter it: apply
+ * or drift --fix host by host, one interpreter, a whole-file template
+ * (bytes that do not depend on the file found).  The agent skips it where
+ * the read fails or finds the file as wanted; decide() takes the reply.
+ * NULL: none, the change waits for the read.
+ */
+static json_t *
+change_with_read(struct engine *e, struct engine_host *eh)
+{
+	const struct engine_policy *p = e->p;
+	struct host_plan *hp = &eh->hp;
+	struct err err = ENVCTL_ERR_INIT;
+	struct apply_input in;
+	char sha[ENVCTL_SHA256_HEX];
+
+	if ((p->change != ENVCTL_CHANGE_APPLY &&
+	    p->change != ENVCTL_CHANGE_FIX) || p->plan != NULL ||
+	    deferred(p) || eh->ninterps != 1 ||
+	    e->ctx->pb->mode != ENVCTL_MODE_FILE || hp->err.code != 0)
+		return NULL;
+	/* A render that fails is plan_read()'s to report. */
+	if (desired_content(&hp->d, e->ctx->pb, eh->host, NULL, 0, NULL,
+	    &err) != 0) {
+		err_release(&err);
+		return NULL;
+	}
+	memset(&in, 0, sizeof(in));
+	in.interps = eh->interps;
+	in.ninterps = 1;
+	in.data = hp->d.content.data;
+	in.len = hp->d.content.len;
+	hash_sha256_hex(sha, in.data, in.len);
+	in.sha256 = sha;
+	in.d = &hp->d;
+	in.after_read = PLAN_READ_ID;
+	/* After the read and the layers. */
+	return apply_request_after_read(eh->host, e->ctx->pb, &in, &e->ao,
+	    PLAN_READ_ID + 2);
+}
+
+/*
+ * The change that went with the read, where the controller does not want
+ * it: the agent skipped it, or its reply says what it did instead.
+ */
+static void
+change_unwanted(struct engine *e, struct engine_host *eh,
+    struct agentlink *l)
+{
+	if (!eh->sent)
+		return;
+	eh->sent = 0;
+	if (apply_take_after_read(&eh->ar, l, eh->host, &e->ao) == 0)
+		eh->tried = 1;
+}
+
 /* The host is read on session l: decide, and change it unless asking. */
 static void
 decide(struct engine *e, struct engine_host *eh, struct agentlink *l)
@@ -123,8 +179,11 @@ decide(struct engine *e, struct engine_host *eh, struct agentlink *l)
 			break;
 		}
 		/* A launcher or a worker to restart: no file to change. */
-		if (eh->hp.outcome != ENVCTL_OUT_PENDING || eh->hp.layer_only)
+		if (eh->hp.outcome != ENVCTL_OUT_PENDING ||
+		    eh->hp.layer_only) {
+			change_unwanted(e, eh, l);
 			return;
+		}
 		apply_input_from_plan(&eh->in, &eh->hp);
 		break;
 	}
@@ -133,8 +192,14 @@ decide(struct engine *e, struct engine_host *eh, struct agentlink *l)
 		eh->waits = 1;
 		return;
 	}
-	apply_on(&eh->ar, l, eh->host, e->ctx->pb, &eh->in, &e->ao);
 	eh->tried = 1;
+	if (eh->sent) {
+		eh->sent = 0;
+		/* Skipped where the agent found nothing to do: ask now. */
+		if (apply_take_after_read(&eh->ar, l, eh->host, &e->ao) == 0)
+			return;
+	}
+	apply_on(&eh->ar, l, eh->host, e->ctx->pb, &eh->in, &e->ao);
 }
 
 static double
@@ -219,6 +284,7 @@ read_job(void *arg, size_t i)
 	struct timespec t0;
 	size_t k, nused = 1;
 	unsigned facts;
+	json_t *then;
 
 	if (eh->host == NULL || eh->tried)
 		return;		/* a plan's host not to change, or refused */
@@ -238,17 +304,28 @@ read_job(void *arg, size_t i)
 	if (facts != 0 && plan_facts(hp, l, eh->host, e->ctx->pb, facts,
 	    eh->interps, eh->ninterps) != 0)
 		goto out;
+	then = change_with_read(e, eh);
+	eh->sent = then != NULL;
 	plan_fetch(rows, &nused, l, e->ctx->pb, eh->interps, eh->ninterps,
 	    wants_fork(e->p), e->p->change == ENVCTL_CHANGE_ROLLBACK ||
 	    e->p->change == ENVCTL_CHANGE_BACKUPS ? e->ctx->pb->backup_dir :
-	    NULL);
+	    NULL, then);
+	json_decref(then);
 	plan_one_file(eh, &nused);
 out:
 	if (l != NULL)
 		agentlink_stats(l, &hp->stats);
 	rows_read(e, eh, nused, l, since(&t0));
-	if (l != NULL)
+	if (l != NULL) {
+		/* A read the controller could not use: what did the change
+		   do? */
+		change_unwanted(e, eh, l);
+		/* The whole session's counts, the change's included. */
+		agentlink_stats(l, &hp->stats);
+		for (k = 0; k < nused; k++)
+			eh[k].hp.stats = eh[k].ar.stats = hp->stats;
 		agentlink_close(l);
+	}
 	free(rows);
 }
 
@@ -649,9 +726,9 @@ host_json1(const struct engine *e, const struct engine_host *eh)
 	case ENVCTL_CMD_APPLY:
 		if (eh->tried)
 			return report_apply_json(eh->name, eh->outcome,
-			    &eh->ar, &eh->ar.err);
+			    &eh->ar, &eh->ar.err, &eh->ar.stats);
 		return report_apply_json(eh->name, eh->outcome, NULL,
-		    eh->read ? &hp->err : NULL);
+		    eh->read ? &hp->err : NULL, eh->read ? &hp->stats : NULL);
 	case ENVCTL_CMD_ROLLBACK:
 		if (!hp->have_state)
 			err = &hp->err;

@@ -111,6 +111,8 @@ struct engine_host {
 	int		 tried;		/* the change ran: ar says how */
 	int		 waits;		/* chosen; the change waits for the
 					   whole fleet's read */
+	int		 sent;		/* a change went with the read; its
+					   reply is still on the session */
 	size_t		 batch;		/* 1-based batch of its change; 0 */
 	struct apply_input in;
 	struct apply_result ar;

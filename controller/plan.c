@@ -30,8 +30,8 @@ outcome_name(enum outcome o)
 static int
 exchange(struct agentlink *l, const struct host_plan *hp,
     const struct playbook *pb, const char *const *interps, size_t n,
-    int fork, const char *backup_dir, json_t **hello, json_t **reads,
-    json_t **layers, struct err *err)
+    int fork, const char *backup_dir, const json_t *then, json_t **hello,
+    json_t **reads, json_t **layers, struct err *err)
 {
 	json_t *req;
 	size_t i;
@@ -47,7 +47,7 @@ exchange(struct agentlink *l, const struct host_plan *hp,
 	for (i = 0; r == 0 && i < n; i++) {
 		/* The probe's deadline on the host ends before ours. */
 		req = hoststate_request(pb, interps[i], &hp->d,
-		    (json_int_t)i + 2, ms);
+		    (json_int_t)i + PLAN_READ_ID, ms);
 		/* A change follows: the fork server starts meanwhile. */
 		if (fork && i == 0)
 			json_object_set_new(req, "prefork", json_true());
@@ -60,10 +60,12 @@ exchange(struct agentlink *l, const struct host_plan *hp,
 	if (r == 0) {
 		/* The same round trip: what else decides the values. */
 		req = layers_request(pb, hp->host, &hp->d,
-		    (json_int_t)n + 2);
+		    (json_int_t)n + PLAN_READ_ID);
 		r = agentlink_send(l, req, err);
 		json_decref(req);
 	}
+	if (r == 0 && then != NULL)
+		r = agentlink_send(l, then, err);
 	if (r != 0)
 		return r;
 	if (*hello == NULL && ((r = agentlink_recv(l, hello, err)) != 0 ||
@@ -297,7 +299,7 @@ row(struct host_plan **rows, size_t k, const struct playbook *pb,
 int
 plan_fetch(struct host_plan **rows, size_t *nrows, struct agentlink *l,
     const struct playbook *pb, const char *const *interps, size_t n,
-    int fork, const char *backup_dir)
+    int fork, const char *backup_dir, const json_t *then)
 {
 	json_t *hello = NULL, *layers = NULL;
 	json_t **reads = xcalloc(n + 1, sizeof(*reads));
@@ -311,7 +313,7 @@ plan_fetch(struct host_plan **rows, size_t *nrows, struct agentlink *l,
 	rows[0]->interps = interps;
 	rows[0]->ninterps = n;
 	hello = json_incref(rows[0]->hello);
-	if ((r = exchange(l, rows[0], pb, interps, n, fork, backup_dir,
+	if ((r = exchange(l, rows[0], pb, interps, n, fork, backup_dir, then,
 	    &hello, reads, &layers, &rows[0]->err)) != 0)
 		goto out;
 	/* Each interpreter joins the row of the first that shares its file. */

@@ -100,12 +100,17 @@ struct host_plan {
  * agent to start its fork server while it reads (more interpreter runs
  * follow on this session); backup_dir, when not NULL, asks each read for
  * the backups of its file there (hp->backups: rollback and backups need
- * no round trip more).  Returns 0 or the first row's error code; every
- * row's is in its err (the host's name is the caller's to add).
+ * no round trip more).  then, when not NULL, is sent after the reads in
+ * the same flight (a change that follows them); its reply is left on l
+ * for the caller.  Returns 0 or the first row's error code; every row's
+ * is in its err (the host's name is the caller's to add).
  */
+/* The id of plan_fetch()'s first read, which a change sent with it names. */
+#define PLAN_READ_ID	2
+
 int	plan_fetch(struct host_plan **rows, size_t *nrows, struct agentlink *l,
 	    const struct playbook *pb, const char *const *interps, size_t n,
-	    int fork, const char *backup_dir);
+	    int fork, const char *backup_dir, const json_t *then);
 /*
  * plan_fetch() without the network, for tests and fuzzing: plan_begin()
  * sets hp (zeroed) up for h and expands its values (outcome failed and

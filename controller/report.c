@@ -636,14 +636,18 @@ report_envelope_shard(json_t *doc, const struct inventory *inv,
 
 json_t *
 report_apply_json(const char *name, enum outcome o,
-    const struct apply_result *ar, const struct err *err)
+    const struct apply_result *ar, const struct err *err,
+    const struct conn_stats *stats)
 {
-	return json_pack("{s:s, s:s, s:o, s:b, s:o, s:o}", "name", name,
+	return json_pack("{s:s, s:s, s:o, s:b, s:o, s:o, s:o}", "name", name,
 	    "outcome", outcome_name(o),
 	    "backup", jstr_or_null(ar != NULL ? ar->backup_id : NULL),
 	    "restored", ar != NULL && ar->restored,
 	    "warning", jstr_or_null(ar != NULL ? ar->warning : NULL),
-	    "error", report_err_json(err));
+	    "error", report_err_json(err),
+	    "stats", stats != NULL ? json_pack("{s:i, s:i}", "channels",
+	    stats->channels, "round_trips", stats->round_trips) :
+	    json_null());
 }
 
 json_t *

@@ -72,10 +72,12 @@ void	report_envelope_shard(json_t *doc, const struct inventory *inv,
 	    const struct playbook *pb, const struct shard *s);
 /*
  * One host of apply --json: name, outcome, backup, restored, warning,
- * error; ar NULL for a host not changed (err: why it failed when read).
+ * error, stats; ar NULL for a host not changed (err: why it failed when
+ * read); stats NULL for a host not reached.
  */
 json_t	*report_apply_json(const char *name, enum outcome o,
-	    const struct apply_result *ar, const struct err *err);
+	    const struct apply_result *ar, const struct err *err,
+	    const struct conn_stats *stats);
 /*
  * One host of rollback --json: name, outcome, restored (to, when it
  * changed), backup, startup_error, warning, error; ar NULL when nothing

@@ -79,11 +79,18 @@ assert_eq "$(stat -c %a "$b")" 600 "backup mode"
 no_temp_files
 
 # --- a second apply changes nothing and writes no backup -----------------
+# The change goes with the read, and the agent skips it on a host already
+# as wanted: not even the host's lock is taken (its record names the
+# last holder's pid).
+LOCK=$(host_dir gpu-01)/var-lib-envctl/locks/%etc%python$FLEET_PYVER%sitecustomize.py.lock
+[ -f "$LOCK" ] || fail "apply left no lock record at $LOCK"
+held=$(cat "$LOCK")
 out=$("${E[@]}" apply "$INV" "${KH[@]}" --yes 2>&1)
 assert_eq "$?" 0 "second apply exit status"
 assert_contains "$out" "
 3 in sync" "second apply: all in sync"
 assert_eq "$(backups_of gpu-01 | grep -c .)" 1 "no new backup"
+assert_eq "$(cat "$LOCK")" "$held" "second apply: the in-sync host's lock was not taken"
 "${E[@]}" plan "$INV" "${KH[@]}" >/dev/null
 assert_eq "$?" 0 "plan after apply: in sync"
 

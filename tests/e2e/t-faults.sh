@@ -62,6 +62,20 @@ for step in after-lock after-cas after-validate after-backup \
 	assert_eq "$(temp_files gpu-01)" "" "$step: no temp file after the next run"
 done
 
+# --- the change sent with the read ----------------------------------------
+# The agent ends as it takes the change: the host failed, its file as it was.
+cp "$BROKEN" "$F"
+out=$(ENVCTL_TEST_FAULT=with-read "${E[@]}" apply "$INV" "${KH[@]}" -l gpu-01 --yes 2>&1)
+assert_eq "$?" 1 "with-read: apply reports the host failed"
+assert_contains "$out" "no reply to the change sent with the read" "with-read: the reason"
+assert_eq "$(sha256 "$F")" "$OLD" "with-read: the old file, untouched"
+# The agent skips it as if the file were right: the controller, which
+# found the seed, sends the change again on its own.
+out=$(ENVCTL_TEST_FAULT=skip-with-read "${E[@]}" apply "$INV" "${KH[@]}" -l gpu-01 --yes 2>&1)
+assert_eq "$?" 0 "skip-with-read: apply exit status: $out"
+assert_contains "$out" "gpu-01: changed (backup " "skip-with-read: changed all the same"
+assert_eq "$(sha256 "$F")" "$NEW" "skip-with-read: converged"
+
 # --- a candidate that does not work is refused before any write -----------
 # A .pth line runs at every interpreter start, before sitecustomize: it
 # pins NCCL_PROTO, so a setdefault file cannot take effect.

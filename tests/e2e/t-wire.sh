@@ -79,10 +79,26 @@ expect "drift" 1 1 0 "${E[@]}" drift "$INV" "${KH[@]}" \
     --lock "$E2E_TMP/drift.lock"
 
 # --- apply reads and writes on the same session ---------------------------
-expect "apply PLANFILE" 1 1 0 "${E[@]}" apply "$E2E_TMP/plan.json" "${KH[@]}"
+# round_trips_are N: every host's --json stats in $E2E_TMP/out say N.
+round_trips_are() {
+	python3 - "$E2E_TMP/out" "$1" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert len(doc["hosts"]) == 3
+for h in doc["hosts"]:
+    assert h["stats"] == {"channels": 1, "round_trips": int(sys.argv[2])}, \
+        (h["name"], h["stats"])
+PY
+}
+# A plan file's change needs the read's answer: one round trip more.
+expect "apply PLANFILE" 1 1 0 "${E[@]}" apply "$E2E_TMP/plan.json" "${KH[@]}" --json
+round_trips_are 2 || fail "apply PLANFILE: envctl's own counts"
+# apply --yes with a whole-file template: the change goes with the read.
 for h in "${FLEET_HOSTS[@]}"; do cp "$BROKEN" "$(host_file "$h")"; done
-expect "apply --yes" 1 1 0 "${E[@]}" apply "$INV" "${KH[@]}" --yes
-assert_contains "$(cat "$E2E_TMP/out")" "3 changed" "apply --yes changed all"
+expect "apply --yes" 1 1 0 "${E[@]}" apply "$INV" "${KH[@]}" --yes --json
+round_trips_are 1 || fail "apply --yes: envctl's own counts"
+assert_eq "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["changed"])' "$E2E_TMP/out")" 3 \
+    "apply --yes changed all"
 cp "$DEFAULT" "$(host_file gpu-02)"
 expect "drift --fix" 1 1 0 "${E[@]}" drift "$INV" "${KH[@]}" --fix \
     --lock "$E2E_TMP/drift.lock"

@@ -2572,6 +2572,345 @@ START_TEST(test_cas_loser)
 }
 END_TEST
 
+/* ---- an apply sent with its read ("after_read") ---- */
+
+/* Sends reqs (taken) in one session; the replies, one per request. */
+static json_t *
+ask_session(json_t **reqs, size_t n)
+{
+	char *argv[] = { (char *)agent_bin(), NULL };
+	struct buf in = ENVCTL_BUF_INIT, out = ENVCTL_BUF_INIT;
+	struct tu_run r;
+	json_t *replies = json_array(), *m;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		ck_assert_ptr_nonnull(reqs[i]);
+		ck_assert_int_eq(proto_encode(&in, reqs[i], NULL), 0);
+		json_decref(reqs[i]);
+	}
+	tu_run(&r, argv, NULL, in.data, in.len);
+	ck_assert_msg(r.status == 0, "agent exited %d", r.status);
+	buf_add(&out, r.out, r.outlen);
+	while ((rc = proto_decode(&m, &out, NULL)) == 1)
+		json_array_append_new(replies, m);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_uint_eq(json_array_size(replies), n);
+	tu_run_free(&r);
+	buf_release(&in);
+	buf_release(&out);
+	return replies;
+}
+
+/* The read envctl sends first (id 2), with checks (taken) or none. */
+static json_t *
+first_read(const struct site *s, json_t *checks)
+{
+	return json_pack("{s:s,s:i,s:s,s:s,s:[ssssss],s:o,s:i,s:b}",
+	    "op", "read", "id", 2, "interpreter", s->interp,
+	    "path", s->target, "vars", nccl[0], nccl[1], nccl[2], nccl[3],
+	    nccl[4], nccl[5], "checks", checks != NULL ? checks :
+	    json_array(), "timeout_ms", 20000, "prefork", 1);
+}
+
+/* The apply of text sent with read 2: no target, no expected bytes. */
+static json_t *
+after_read_req(const struct site *s, const char *text)
+{
+	json_t *req = apply_req(s, text);
+
+	json_object_del(req, "path");
+	json_object_del(req, "expect");
+	json_object_del(req, "sha256_old");
+	json_object_set_new(req, "id", json_integer(3));
+	json_object_set_new(req, "after_read", json_integer(2));
+	return req;
+}
+
+/* The read, then the apply of text after it, in one session. */
+static json_t *
+read_then_apply(const struct site *s, const char *text)
+{
+	json_t *reqs[2];
+
+	reqs[0] = first_read(s, NULL);
+	reqs[1] = after_read_req(s, text);
+	return ask_session(reqs, 2);
+}
+
+/* What a host's file looks like, to see that nothing touched it. */
+static void
+assert_same_file(const char *path, const struct stat *st0)
+{
+	struct stat st;
+
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_ino, st0->st_ino);
+	ck_assert_int_eq(st.st_mtim.tv_sec, st0->st_mtim.tv_sec);
+	ck_assert_int_eq(st.st_mtim.tv_nsec, st0->st_mtim.tv_nsec);
+}
+
+/* The broken seed is replaced as by a plain apply, in one flight. */
+START_TEST(test_after_read_changes)
+{
+	struct site s;
+	json_t *replies, *reply;
+	char *seed, *good, *sha_old, *tail;
+	size_t seedlen, goodlen;
+
+	seed = fixture_text("seed-broken.sitecustomize.py", &seedlen);
+	good = fixture_text("seed-working.sitecustomize.py", &goodlen);
+	site_init(&s, seed, 1);
+	replies = read_then_apply(&s, good);
+	reply = json_array_get(replies, 0);
+	assert_ok(reply);
+	ck_assert_str_eq(jstr(reply, "probe.startup_error.exception"),
+	    "TypeError: str expected, not ellipsis");
+	reply = json_array_get(replies, 1);
+	assert_ok(reply);
+	ck_assert_int_eq(jint(reply, "id"), 3);
+	ck_assert(jbool(reply, "changed"));
+	ck_assert_ptr_null(json_object_get(reply, "skipped"));
+	ck_assert_str_eq(jstr(reply, "real"), s.real);
+	assert_values(jget(reply, "verify.values"));
+	/* The backup is of the bytes the read found. */
+	sha_old = hex_sha256(seed, seedlen);
+	tail = xstrndup(sha_old, 12);
+	assert_id(jstr(reply, "backup.id"), tail);
+	assert_file(s.real, good, goodlen);
+	ck_assert_uint_eq(count_backups(&s), 1);
+	assert_no_leftovers(&s);
+	json_decref(replies);
+	site_release(&s);
+	free(seed);
+	free(good);
+	free(sha_old);
+	free(tail);
+}
+END_TEST
+
+/*
+ * A host already as wanted is not touched: no lock, no backup, no run.
+ * The same bytes with a value not in effect are checked, as by a plain
+ * apply.
+ */
+START_TEST(test_after_read_in_sync)
+{
+	struct site s;
+	struct stat st0;
+	json_t *reqs[2], *replies, *reply;
+	char *good = good_file(1), *msg;
+
+	site_init(&s, good, 1);
+	ck_assert_int_eq(stat(s.real, &st0), 0);
+	replies = read_then_apply(&s, good);
+	assert_ok(json_array_get(replies, 0));
+	reply = json_array_get(replies, 1);
+	assert_ok(reply);
+	ck_assert(!jbool(reply, "changed"));
+	ck_assert_str_eq(jstr(reply, "skipped"), "in-sync");
+	ck_assert_ptr_null(json_object_get(reply, "verify"));
+	json_decref(replies);
+	assert_same_file(s.real, &st0);
+	assert_absent(s.lockdir);
+	assert_absent(s.backups);
+	assert_no_leftovers(&s);
+
+	/* The file is right, but the interpreter gets another value. */
+	reqs[0] = first_read(&s, NULL);
+	reqs[1] = after_read_req(&s, good);
+	json_object_set_new(jget(reqs[1], "vars"), "NCCL_PROTO",
+	    json_string("Simple"));
+	replies = ask_session(reqs, 2);
+	reply = json_array_get(replies, 1);
+	msg = xasprintf("'%s' already holds the new bytes, but NCCL_PROTO "
+	    "is 'LL', want 'Simple'", s.real);
+	assert_fail(reply, "EVERIFY", msg);
+	json_decref(replies);
+	assert_same_file(s.real, &st0);
+	assert_absent(s.backups);
+
+	/* Every value set, then an error: not as wanted either. */
+	free(msg);
+	msg = xasprintf("%sraise RuntimeError('late')\n", good);
+	site_put(&s, msg, strlen(msg));
+	replies = read_then_apply(&s, msg);
+	assert_values(jget(json_array_get(replies, 0), "probe.values"));
+	free(msg);
+	msg = xasprintf("'%s' already holds the new bytes, but "
+	    "RuntimeError: late", s.real);
+	assert_fail(json_array_get(replies, 1), "EVERIFY", msg);
+	json_decref(replies);
+	assert_absent(s.backups);
+	site_release(&s);
+	free(good);
+	free(msg);
+}
+END_TEST
+
+/* A read that failed, or whose check failed, makes the change skip. */
+START_TEST(test_after_read_read_failed)
+{
+	struct site s;
+	struct stat st0;
+	json_t *reqs[2], *replies, *reply, *checks;
+	char *good = good_file(1), *missing;
+
+	site_init(&s, "import os\n", 1);
+	ck_assert_int_eq(stat(s.real, &st0), 0);
+	missing = xasprintf("%s/no-cuda", s.dir);
+	checks = json_pack("[{s:s,s:s,s:s}]", "name", "CUDA_HOME", "kind",
+	    "dir", "path", missing);
+	reqs[0] = first_read(&s, checks);
+	reqs[1] = after_read_req(&s, good);
+	replies = ask_session(reqs, 2);
+	reply = json_array_get(replies, 0);
+	assert_ok(reply);
+	ck_assert(!jbool(json_array_get(jget(reply, "checks"), 0), "ok"));
+	reply = json_array_get(replies, 1);
+	assert_ok(reply);
+	ck_assert_str_eq(jstr(reply, "skipped"), "read-failed");
+	json_decref(replies);
+
+	/* The read itself fails: the interpreter is not there. */
+	reqs[0] = first_read(&s, NULL);
+	reqs[1] = after_read_req(&s, good);
+	json_object_set_new(reqs[0], "interpreter", json_string(missing));
+	json_object_set_new(reqs[1], "interpreter", json_string(missing));
+	replies = ask_session(reqs, 2);
+	ck_assert(!jbool(json_array_get(replies, 0), "ok"));
+	reply = json_array_get(replies, 1);
+	assert_ok(reply);
+	ck_assert_str_eq(jstr(reply, "skipped"), "read-failed");
+	json_decref(replies);
+	assert_same_file(s.real, &st0);
+	assert_absent(s.lockdir);
+	assert_absent(s.backups);
+	site_release(&s);
+	free(good);
+	free(missing);
+}
+END_TEST
+
+/* Only the session's last read can be named, and only by apply. */
+START_TEST(test_after_read_refused)
+{
+	struct site s;
+	struct stat st0;
+	json_t *reqs[3], *replies, *req;
+	char *good = good_file(1), *msg;
+
+	site_init(&s, "import os\n", 1);
+	ck_assert_int_eq(stat(s.real, &st0), 0);
+	/* No read at all. */
+	reqs[0] = after_read_req(&s, good);
+	replies = ask_session(reqs, 1);
+	msg = xasprintf("apply: 'after_read': read 2 of '%s' is not this "
+	    "session's last read", s.interp);
+	assert_fail(json_array_get(replies, 0), "EINVALID", msg);
+	json_decref(replies);
+	/* Another id, another interpreter, an earlier read. */
+	reqs[0] = first_read(&s, NULL);
+	reqs[1] = after_read_req(&s, good);
+	json_object_set_new(reqs[1], "after_read", json_integer(7));
+	replies = ask_session(reqs, 2);
+	assert_fail_prefix(json_array_get(replies, 1), "EINVALID",
+	    "apply: 'after_read': read 7 of '");
+	json_decref(replies);
+	reqs[0] = first_read(&s, NULL);
+	reqs[1] = after_read_req(&s, good);
+	json_object_set_new(reqs[1], "interpreter", json_string(tu_python()));
+	replies = ask_session(reqs, 2);
+	assert_fail_prefix(json_array_get(replies, 1), "EINVALID",
+	    "apply: 'after_read': read 2 of '");
+	json_decref(replies);
+	reqs[0] = first_read(&s, NULL);
+	reqs[1] = first_read(&s, NULL);
+	json_object_set_new(reqs[1], "id", json_integer(4));
+	reqs[2] = after_read_req(&s, good);
+	replies = ask_session(reqs, 3);
+	assert_fail(json_array_get(replies, 2), "EINVALID", msg);
+	json_decref(replies);
+	/* The read's findings are never the request's. */
+	reqs[0] = first_read(&s, NULL);
+	reqs[1] = after_read_req(&s, good);
+	json_object_set_new(reqs[1], "path", json_string(s.target));
+	replies = ask_session(reqs, 2);
+	assert_fail(json_array_get(replies, 1), "EINVALID", "apply: with "
+	    "'after_read', 'path', 'expect' and 'sha256_old' come from the "
+	    "read");
+	json_decref(replies);
+	req = rollback_req(&s, "latest");
+	json_object_set_new(req, "after_read", json_integer(2));
+	reqs[0] = first_read(&s, NULL);
+	reqs[1] = req;
+	replies = ask_session(reqs, 2);
+	assert_fail(json_array_get(replies, 1), "EINVALID", "rollback: "
+	    "'after_read' must be a read's id (apply only)");
+	json_decref(replies);
+	assert_same_file(s.real, &st0);
+	assert_absent(s.backups);
+	site_release(&s);
+	free(good);
+	free(msg);
+}
+END_TEST
+
+/* Reads one reply from fd (the agent's stdout). */
+static json_t *
+next_reply(int fd, struct buf *b)
+{
+	char chunk[4096];
+	json_t *m = NULL;
+	ssize_t n;
+
+	while (proto_decode(&m, b, NULL) == 0) {
+		n = read(fd, chunk, sizeof(chunk));
+		ck_assert_msg(n > 0, "the agent closed its stdout");
+		buf_add(b, chunk, (size_t)n);
+	}
+	ck_assert_ptr_nonnull(m);
+	return m;
+}
+
+/* The file changes between the read and the change: compare and swap. */
+START_TEST(test_after_read_cas)
+{
+	struct site s;
+	struct buf out = ENVCTL_BUF_INIT, b = ENVCTL_BUF_INIT;
+	json_t *reply;
+	char *good = good_file(1), *msg;
+	int in, fd, status;
+	pid_t pid;
+
+	site_init(&s, "import os\n", 1);
+	pid = agent_start(first_read(&s, NULL), &in, &fd);
+	reply = next_reply(fd, &out);
+	assert_ok(reply);
+	json_decref(reply);
+	site_put(&s, "import sys\n", 11);
+	ck_assert_int_eq(proto_encode(&b, after_read_req(&s, good), NULL), 0);
+	ck_assert_int_eq(write(in, b.data, b.len), (ssize_t)b.len);
+	reply = next_reply(fd, &out);
+	msg = xasprintf("'%s' changed since it was read (now 11 bytes)",
+	    s.real);
+	assert_fail(reply, "ECHANGED", msg);
+	json_decref(reply);
+	close(in);
+	close(fd);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	assert_file(s.real, "import sys\n", 11);
+	assert_absent(s.backups);
+	assert_no_leftovers(&s);
+	buf_release(&out);
+	buf_release(&b);
+	site_release(&s);
+	free(good);
+	free(msg);
+}
+END_TEST
+
 static void
 add_apply_tests(TCase *tc)
 {
@@ -2603,6 +2942,7 @@ main(void)
 	TCase *fa = tcase_create("faults");
 	TCase *lk = tcase_create("lock");
 	TCase *bk = tcase_create("backups");
+	TCase *ar = tcase_create("after-read");
 	SRunner *sr;
 	int failed;
 
@@ -2627,12 +2967,18 @@ main(void)
 	tcase_add_test(bk, test_backup_not_twice);
 	tcase_add_test(bk, test_prune_distinct);
 	tcase_add_test(bk, test_cas_loser);
+	tcase_add_test(ar, test_after_read_changes);
+	tcase_add_test(ar, test_after_read_in_sync);
+	tcase_add_test(ar, test_after_read_read_failed);
+	tcase_add_test(ar, test_after_read_refused);
+	tcase_add_test(ar, test_after_read_cas);
 	suite_add_tcase(s, ap);
 	suite_add_tcase(s, apc);
 	suite_add_tcase(s, fs);
 	suite_add_tcase(s, fa);
 	suite_add_tcase(s, lk);
 	suite_add_tcase(s, bk);
+	suite_add_tcase(s, ar);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
