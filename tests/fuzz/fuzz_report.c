@@ -230,7 +230,8 @@ apply_answer(const json_t *reply)
 			check_lines(&b, ar.host->name);
 	}
 	/* The host objects of apply --json and rollback --json. */
-	dumps(report_apply_json(ar.host->name, ar.outcome, &ar, &ar.err));
+	dumps(report_apply_json(ar.host->name, ar.outcome, &ar, &ar.err,
+	    &ar.stats));
 	dumps(report_rollback_json(ar.host->name, ar.outcome, ar.restored_id,
 	    &ar, &ar.err));
 	apply_result_release(&ar);

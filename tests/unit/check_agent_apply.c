@@ -2879,7 +2879,7 @@ START_TEST(test_after_read_cas)
 {
 	struct site s;
 	struct buf out = ENVCTL_BUF_INIT, b = ENVCTL_BUF_INIT;
-	json_t *reply;
+	json_t *reply, *req;
 	char *good = good_file(1), *msg;
 	int in, fd, status;
 	pid_t pid;
@@ -2890,7 +2890,9 @@ START_TEST(test_after_read_cas)
 	assert_ok(reply);
 	json_decref(reply);
 	site_put(&s, "import sys\n", 11);
-	ck_assert_int_eq(proto_encode(&b, after_read_req(&s, good), NULL), 0);
+	req = after_read_req(&s, good);
+	ck_assert_int_eq(proto_encode(&b, req, NULL), 0);
+	json_decref(req);
 	ck_assert_int_eq(write(in, b.data, b.len), (ssize_t)b.len);
 	reply = next_reply(fd, &out);
 	msg = xasprintf("'%s' changed since it was read (now 11 bytes)",
