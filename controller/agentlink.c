@@ -694,9 +694,16 @@ ended(int status, int signo, const char *signame, const char *raw,
 void
 agentlink_set_timeout(struct agentlink *l, int seconds)
 {
+	if (seconds > l->o->timeout)
+		agentlink_extend(l, seconds);
+}
+
+void
+agentlink_extend(struct agentlink *l, int seconds)
+{
 	long long until = deadline_now_ms() + (long long)seconds * 1000;
 
-	if (seconds <= l->o->timeout || until <= l->deadline)
+	if (until <= l->deadline)
 		return;
 	l->deadline = until;
 	if (l->conn != NULL) {

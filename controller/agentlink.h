@@ -76,6 +76,12 @@ int	agentlink_recv(struct agentlink *l, json_t **reply, struct err *err);
  */
 void	agentlink_set_timeout(struct agentlink *l, int seconds);
 /*
+ * As agentlink_set_timeout(), even when seconds is not longer than the
+ * link's timeout: for a change that went with the read, which the agent
+ * gives its whole time from when it takes it, after the read.
+ */
+void	agentlink_extend(struct agentlink *l, int seconds);
+/*
  * The ms the agent may spend on a request sent now: what is left of the
  * deadline less the controller's margin (deadline_host_ms()), so that the
  * agent's own failure arrives before the controller gives up.

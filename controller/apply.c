@@ -216,7 +216,7 @@ json_t *
 apply_request_after_read(const struct host *h, const struct playbook *pb,
     const struct apply_input *in, const struct apply_opts *o, long long id)
 {
-	/* What agentlink_set_timeout(change_timeout) will leave the host. */
+	/* What agentlink_extend(change_timeout) will leave the host. */
 	return request(h, pb, in, o, deadline_host_ms((long long)
 	    o->change_timeout * 1000), (json_int_t)id);
 }
@@ -230,7 +230,8 @@ apply_take_after_read(struct apply_result *ar, struct agentlink *l,
 
 	ar->host = h;
 	ar->outcome = ENVCTL_OUT_FAILED;
-	agentlink_set_timeout(l, o->change_timeout);
+	/* The agent took it no earlier than now, with this much time. */
+	agentlink_extend(l, o->change_timeout);
 	if (agentlink_recv(l, &reply, &ar->err) != 0) {
 		err_context(&ar->err, "no reply to the change sent with the "
 		    "read");

@@ -1,4 +1,5 @@
 /* main.c - envctl: global options and the table of commands. */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,13 @@ main(int argc, char **argv)
 	const char *names[NCOMMANDS + 1], *close;
 	size_t i;
 
+	/*
+	 * The host jobs' threads wait on the network, not on malloc: one
+	 * arena for all of them, instead of glibc's one per thread, which
+	 * each new thread's first allocations fault in afresh (6% of a
+	 * warm plan's CPU at 100 hosts, docs/bench.md).
+	 */
+	mallopt(M_ARENA_MAX, 1);
 	if (argc < 2) {
 		usage(1);
 		return ENVCTL_EXIT_USAGE;
