@@ -99,6 +99,20 @@ expect "apply --yes" 1 1 0 "${E[@]}" apply "$INV" "${KH[@]}" --yes --json
 round_trips_are 1 || fail "apply --yes: envctl's own counts"
 assert_eq "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["changed"])' "$E2E_TMP/out")" 3 \
     "apply --yes changed all"
+# A mode: block playbook renders into the file the read finds: its change
+# waits for the read, and whatever else the file holds stays.
+printf 'name: blk\nmode: block\nenv:\n  NCCL_PROTO: LL\n' >"$E2E_TMP/blk.yaml"
+for h in "${FLEET_HOSTS[@]}"; do
+	printf 'import sys  # the operator keeps this\n' >"$(host_file "$h")"
+done
+expect "apply --yes, mode: block" 1 1 0 "${E[@]}" apply "$INV" "${KH[@]}" \
+    -p "$E2E_TMP/blk.yaml" --yes --json
+round_trips_are 2 || fail "apply --yes, mode: block: envctl's own counts"
+for h in "${FLEET_HOSTS[@]}"; do
+	f=$(cat "$(host_file "$h")")
+	assert_contains "$f" "import sys  # the operator keeps this" "mode: block: $h kept its line"
+	assert_contains "$f" "NCCL_PROTO" "mode: block: $h has the block"
+done
 cp "$DEFAULT" "$(host_file gpu-02)"
 expect "drift --fix" 1 1 0 "${E[@]}" drift "$INV" "${KH[@]}" --fix \
     --lock "$E2E_TMP/drift.lock"
