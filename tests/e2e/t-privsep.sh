@@ -95,6 +95,30 @@ assert_contains "$(reply message <"$E2E_TMP/r2")" \
     "target '/etc/shadow' is neither the sitecustomize of the interpreter" \
     "by hand: /etc/shadow is no target"
 grep -q "root:" "$E2E_TMP/r2" && fail "by hand: /etc/shadow leaked (python)"
+# A change sent after a read takes the read's target, never its own: after
+# the refused read of /etc/shadow it is skipped, and a path of its own is
+# refused outright.
+# second FIELD: FIELD of the second framed reply on stdin.
+second() {
+	python3 -c 'import json, struct, sys
+d = sys.stdin.buffer.read()
+n = struct.unpack(">I", d[:4])[0]
+d = d[4 + n:]
+if len(d) < 4:
+    print("no reply"); sys.exit(0)
+n = struct.unpack(">I", d[:4])[0]
+print(json.loads(d[4:4 + n]).get(sys.argv[1], ""))' "$1"
+}
+shadow=$(sha256sum /etc/shadow)
+req='{"id":2,"op":"read","interpreter":"/usr/bin/python3","path":"/etc/shadow"}'
+app='{"id":3,"op":"apply","after_read":2,"interpreter":"/usr/bin/python3","data":"eA==","sha256_new":"2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881","vars":{},"backup":{"dir":"/var/backups/envctl","keep":1},"playbook":"p","controller":"c"}'
+{ frame "$req"; frame "$app"; } | host_ssh $H "sudo -n $AGENT" >"$E2E_TMP/r5" 2>/dev/null
+assert_eq "$(second ok <"$E2E_TMP/r5")" True "by hand: the change after the refused read answers"
+assert_eq "$(second skipped <"$E2E_TMP/r5")" read-failed "by hand: the change after the refused read is skipped"
+app=${app/\"after_read\":2,/\"after_read\":2,\"path\":\"/etc/shadow\",}
+{ frame "$req"; frame "$app"; } | host_ssh $H "sudo -n $AGENT" >"$E2E_TMP/r6" 2>/dev/null
+assert_eq "$(second code <"$E2E_TMP/r6")" EINVALID "by hand: after_read with a path of its own"
+assert_eq "$(sha256sum /etc/shadow)" "$shadow" "by hand: /etc/shadow untouched"
 # Backups elsewhere.
 req='{"id":1,"op":"backups","path":"/etc/shadow","backup":{"dir":"/tmp"}}'
 frame "$req" | host_ssh $H "sudo -n $AGENT" >"$E2E_TMP/r3" 2>/dev/null
