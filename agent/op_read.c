@@ -253,10 +253,12 @@ op_read(json_t *reply, const json_t *req, const struct agent_ctx *ctx,
 	buf_init(&p.errtext, 0);
 	memset(&t, 0, sizeof(t));
 	buf_init(&t.data, 0);
+	asked = NULL;
+	if ((r = parse_req(&rq, req, err)) != 0)
+		goto out;
 	/* As the request named it: an apply after this read names it so. */
-	asked = json_string_value(json_object_get(req, "interpreter"));
-	if ((r = parse_req(&rq, req, err)) != 0 ||
-	    (r = policy_open(&pol, err)) != 0 ||
+	asked = rq.interp;
+	if ((r = policy_open(&pol, err)) != 0 ||
 	    (r = policy_interpreter(&pol, &rq.interp, err)) != 0)
 		goto out;
 	checks = rq.checks != NULL ? checks_json(&rq, &pol, ctx, &ran) :

@@ -2773,6 +2773,18 @@ START_TEST(test_after_read_read_failed)
 	ck_assert_str_eq(jstr(reply, "skipped"), "read-failed");
 	json_decref(replies);
 
+	/* Neither names the interpreter: both mean the default one. */
+	reqs[0] = first_read(&s, json_pack("[{s:s,s:s,s:s}]", "name",
+	    "CUDA_HOME", "kind", "dir", "path", missing));
+	reqs[1] = after_read_req(&s, good);
+	json_object_del(reqs[0], "interpreter");
+	json_object_del(reqs[1], "interpreter");
+	replies = ask_session(reqs, 2);
+	reply = json_array_get(replies, 1);
+	assert_ok(reply);
+	ck_assert_str_eq(jstr(reply, "skipped"), "read-failed");
+	json_decref(replies);
+
 	/* The read itself fails: the interpreter is not there. */
 	reqs[0] = first_read(&s, NULL);
 	reqs[1] = after_read_req(&s, good);
