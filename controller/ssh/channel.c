@@ -11,7 +11,6 @@
 #include "controller/ssh/channel.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -111,41 +110,6 @@ chan_pump(struct host_conn *c, struct err *err)
 }
 
 /*
- * Waits until the session's socket is readable or the deadline passes,
- * sending keepalives meanwhile (conn_keepalive()).
- */
-static int
-wait_io(struct host_conn *c, struct err *err)
-{
-	struct pollfd pfd;
-	int ms, n;
-
-	for (;;) {
-		if ((ms = conn_left_ms(c)) == 0)
-			return conn_fail(c, ENVCTL_ETIMEOUT, err, NULL);
-		if (conn_fired(c))
-			return conn_fail(c, ENVCTL_ETIMEOUT, err, NULL);
-		pfd.fd = ssh_get_fd(c->session);
-		if (pfd.fd < 0 || !ssh_is_connected(c->session))
-			return conn_fail(c, ENVCTL_ECONNECT, err, NULL);
-		pfd.events = POLLIN;
-		if (ssh_get_poll_flags(c->session) & SSH_WRITE_PENDING)
-			pfd.events |= POLLOUT;
-		pfd.revents = 0;
-		if (conn_keepalive(c, &ms, err) != 0)
-			return err->code;
-		n = poll(&pfd, 1, ms);
-		if (n > 0) {
-			conn_alive_heard(c);
-			return 0;
-		}
-		if (n < 0 && errno != EINTR)
-			return conn_fail(c, ENVCTL_ECONNECT, err,
-			    "poll: %s", strerror(errno));
-	}
-}
-
-/*
  * After authentication sshd sends small SSH_MSG_DEBUG packets, and until
  * a session starts its Nagle holds the next one (the channel confirmation)
  * until our delayed ACK, 40 ms on Linux.  Setting TCP_QUICKACK once data
@@ -214,7 +178,7 @@ conn_exec(struct host_conn *c, const char *cmd, struct err *err)
 	/* Nonblocking, so that we wait (and ACK) in our own loop. */
 	ssh_set_blocking(c->session, 0);
 	while ((e = ssh_channel_open_session(c->chan)) == SSH_AGAIN) {
-		if ((rc = wait_io(c, err)) != 0)
+		if ((rc = conn_wait_io(c, err)) != 0)
 			goto out;
 		quick_ack(c);
 	}
@@ -225,7 +189,7 @@ conn_exec(struct host_conn *c, const char *cmd, struct err *err)
 	}
 	c->stats.channels++;
 	while ((e = ssh_channel_request_exec(c->chan, cmd)) == SSH_AGAIN) {
-		if ((rc = wait_io(c, err)) != 0)
+		if ((rc = conn_wait_io(c, err)) != 0)
 			goto out;
 		quick_ack(c);
 	}
@@ -266,7 +230,7 @@ conn_send(struct host_conn *c, const void *data, size_t len,
 			goto out;
 		}
 		if ((win = ssh_channel_window_size(c->chan)) == 0) {
-			if ((rc = wait_io(c, err)) != 0)
+			if ((rc = conn_wait_io(c, err)) != 0)
 				goto out;
 			continue;
 		}
@@ -280,7 +244,7 @@ conn_send(struct host_conn *c, const void *data, size_t len,
 			rc = conn_fail(c, ENVCTL_EREMOTE, err, NULL);
 			goto out;
 		}
-		if (w == 0 && (rc = wait_io(c, err)) != 0)
+		if (w == 0 && (rc = conn_wait_io(c, err)) != 0)
 			goto out;
 		if (w > 0)
 			conn_step_progress(c);
@@ -338,7 +302,7 @@ recv_until(struct host_conn *c, struct buf *out, bool wake_on_stderr,
 			break;
 		if (wake_on_stderr && c->errbuf.len != errlen)
 			break;
-		if ((rc = wait_io(c, err)) != 0)
+		if ((rc = conn_wait_io(c, err)) != 0)
 			break;
 	}
 	conn_step_end(c);
@@ -382,7 +346,7 @@ conn_exit(struct host_conn *c, int *status, struct err *err)
 			break;
 		if (c->pending.len + c->errbuf.len != before)
 			conn_step_progress(c);
-		else if ((rc = wait_io(c, err)) != 0)
+		else if ((rc = conn_wait_io(c, err)) != 0)
 			goto out;
 	}
 	/* Blocks until exit-status or close arrive: the watchdog bounds it. */

@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <string.h>
@@ -147,8 +148,8 @@ conn_unwatch(struct host_conn *c)
 /*
  * libssh 0.10 has no client keepalive of its own (ssh_config's
  * ServerAliveInterval is one of the keywords it skips) and no thread of
- * its own: the owner thread sends them while it waits (wait_io()), so no
- * second thread ever touches the session.  ssh_send_keepalive() sends a
+ * its own: the owner thread sends them while it waits (conn_wait_io()),
+ * so no second thread ever touches the session.  ssh_send_keepalive() sends a
  * keepalive@openssh.com global request with want-reply, then waits for
  * the reply: in nonblocking mode it returns at once and the reply is
  * taken later with the channel's packets.  While a reply is outstanding
@@ -287,4 +288,39 @@ conn_shquote(struct buf *b, const char *s, bool always)
 			buf_addch(b, *p);
 	}
 	buf_addch(b, '\'');
+}
+
+/*
+ * Waits until the session's socket is readable or the deadline passes,
+ * sending keepalives meanwhile (conn_keepalive()).
+ */
+int
+conn_wait_io(struct host_conn *c, struct err *err)
+{
+	struct pollfd pfd;
+	int ms, n;
+
+	for (;;) {
+		if ((ms = conn_left_ms(c)) == 0)
+			return conn_fail(c, ENVCTL_ETIMEOUT, err, NULL);
+		if (conn_fired(c))
+			return conn_fail(c, ENVCTL_ETIMEOUT, err, NULL);
+		pfd.fd = ssh_get_fd(c->session);
+		if (pfd.fd < 0 || !ssh_is_connected(c->session))
+			return conn_fail(c, ENVCTL_ECONNECT, err, NULL);
+		pfd.events = POLLIN;
+		if (ssh_get_poll_flags(c->session) & SSH_WRITE_PENDING)
+			pfd.events |= POLLOUT;
+		pfd.revents = 0;
+		if (conn_keepalive(c, &ms, err) != 0)
+			return err->code;
+		n = poll(&pfd, 1, ms);
+		if (n > 0) {
+			conn_alive_heard(c);
+			return 0;
+		}
+		if (n < 0 && errno != EINTR)
+			return conn_fail(c, ENVCTL_ECONNECT, err,
+			    "poll: %s", strerror(errno));
+	}
 }

@@ -104,6 +104,13 @@ void	conn_watch_close(struct host_conn *c);
  */
 int	conn_keepalive(struct host_conn *c, int *ms, struct err *err);
 void	conn_alive_heard(struct host_conn *c);
+/*
+ * In non-blocking mode, after libssh said "again": waits until the
+ * session's socket is readable (or writable with output pending), sending
+ * keepalives meanwhile.  ETIMEOUT at the step's deadline, ECONNECT when
+ * the connection is gone.
+ */
+int	conn_wait_io(struct host_conn *c, struct err *err);
 
 /*
  * The one place where libssh failures become envctl errors.  The step

@@ -459,7 +459,7 @@ method_names(int m, struct buf *b)
  * way.
  */
 static int
-auth_identity(struct host_conn *c, const char *path)
+auth_identity(struct host_conn *c, const char *path, struct err *err)
 {
 	ssh_key priv = NULL;
 	int rc;
@@ -467,8 +467,27 @@ auth_identity(struct host_conn *c, const char *path)
 	if (ssh_pki_import_privkey_file(path, NULL, no_passphrase, NULL,
 	    &priv) != SSH_OK)
 		return SSH_AUTH_DENIED;
-	rc = ssh_userauth_publickey(c->session, NULL, priv);
+	while ((rc = ssh_userauth_publickey(c->session, NULL, priv)) ==
+	    SSH_AUTH_AGAIN && conn_wait_io(c, err) == 0)
+		;
 	ssh_key_free(priv);
+	return rc;
+}
+
+/*
+ * ssh_userauth_publickey_auto() (the agent's keys, then ssh_config's and
+ * the default files), non-blocking: libssh 0.10 blocking notices a
+ * disconnect (sshd's "Too many authentication failures") only when its
+ * wait times out.
+ */
+static int
+auth_auto(struct host_conn *c, struct err *err)
+{
+	int rc;
+
+	while ((rc = ssh_userauth_publickey_auto(c->session, NULL, NULL)) ==
+	    SSH_AUTH_AGAIN && conn_wait_io(c, err) == 0)
+		;
 	return rc;
 }
 
@@ -478,7 +497,7 @@ authenticate(struct host_conn *c, const struct conn_params *p,
 {
 	struct buf tried = ENVCTL_BUF_INIT, methods = ENVCTL_BUF_INIT;
 	char *user = NULL;
-	int rc;
+	int rc, alive_ms;
 
 	memset(&c->cb, 0, sizeof(c->cb));
 	c->cb.auth_function = no_passphrase;
@@ -490,15 +509,26 @@ authenticate(struct host_conn *c, const struct conn_params *p,
 	    user != NULL ? user : "?", c->target);
 
 	rc = SSH_AUTH_DENIED;
+	/* No keepalive before the login: their replies then go unseen. */
+	alive_ms = c->alive_ms;
+	c->alive_ms = 0;
+	ssh_set_blocking(c->session, 0);
 	if (p->identity != NULL)
-		rc = auth_identity(c, p->identity);
+		rc = auth_identity(c, p->identity, err);
 	if (rc == SSH_AUTH_DENIED)
-		rc = ssh_userauth_publickey_auto(c->session, NULL, NULL);
+		rc = auth_auto(c, err);
+	ssh_set_blocking(c->session, 1);
+	c->alive_ms = alive_ms;
 	if (rc == SSH_AUTH_SUCCESS) {
 		rc = 0;
 		goto out;
 	}
-	if (rc == SSH_AUTH_ERROR || rc == SSH_AUTH_AGAIN) {
+	/* The wait's own error (timeout, connection lost), else libssh's. */
+	if (rc == SSH_AUTH_AGAIN) {
+		rc = err->code;
+		goto out;
+	}
+	if (rc == SSH_AUTH_ERROR) {
 		rc = conn_fail(c, ENVCTL_EAUTH, err, NULL);
 		goto out;
 	}
