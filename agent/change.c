@@ -304,13 +304,8 @@ show_value(struct buf *b, const struct change_req *rq, const char *name,
 	buf_addch(b, '\'');
 }
 
-/*
- * Why the probe is not what the request wants, as a heap string: the
- * start-up exception, or the first variable that differs; NULL when all
- * is as wanted.
- */
-static char *
-probe_problem(const struct probe *p, const struct change_req *rq)
+char *
+change_probe_problem(const struct probe *p, const struct change_req *rq)
 {
 	struct buf b = ENVCTL_BUF_INIT;
 	const json_t *want;
@@ -501,7 +496,7 @@ validate_one(json_t **vj, struct change *c, size_t k, struct err *err)
 	}
 	*vj = verify_json(&p, NULL);
 	if (p.startup_message != NULL) {
-		why = probe_problem(&p, &c->rq);
+		why = change_probe_problem(&p, &c->rq);
 		r = err_set(err, ENVCTL_EVERIFY, "the new file does not work: "
 		    "%s", why);
 		free(why);
@@ -517,7 +512,7 @@ validate_one(json_t **vj, struct change *c, size_t k, struct err *err)
 		    imp != NULL ? "'" : "");
 		goto out;
 	}
-	if ((why = probe_problem(&p, &c->rq)) != NULL) {
+	if ((why = change_probe_problem(&p, &c->rq)) != NULL) {
 		r = err_set(err, ENVCTL_EVERIFY, "the new file does not work: "
 		    "%s", why);
 		free(why);
@@ -575,7 +570,7 @@ verify_one(json_t **vj, const struct change *c, size_t k)
 		why = buf_detach(&msg, NULL);
 	} else {
 		*vj = verify_json(&p, NULL);
-		why = probe_problem(&p, &c->rq);
+		why = change_probe_problem(&p, &c->rq);
 	}
 	probe_release(&p);
 	err_release(&perr);

@@ -25,6 +25,7 @@
 struct agent_ctx;
 struct err;
 struct policy;
+struct probe;
 
 #define ENVCTL_APPLY_TIMEOUT_MS		30000
 #define ENVCTL_APPLY_LOCK_TIMEOUT_MS	30000
@@ -110,6 +111,13 @@ int	change_validate(json_t **vj, struct change *c, struct err *err);
  * request; why it is not as wanted (heap), or NULL.  *vj gets the run.
  */
 char	*change_verify(json_t **vj, const struct change *c);
+/*
+ * Why probe run p is not what rq wants, as a heap string: the start-up
+ * exception, or the first variable that differs (secrets masked); NULL
+ * when all is as wanted.
+ */
+char	*change_probe_problem(const struct probe *p,
+	    const struct change_req *rq);
 /*
  * Backs c->cur up, or names the newest backup when it holds c->cur
  * already (c->bmade 0); *meta gets that backup's metadata.

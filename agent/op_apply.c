@@ -1,6 +1,7 @@
 /* op_apply.c - the apply op (see op_apply.h). */
 #include "op_apply.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include "common/xmalloc.h"
 #include "install.h"
 #include "ops.h"
+#include "probe.h"
 #include "policy.h"
 #include "readmemo.h"
 #include "request.h"
@@ -63,6 +65,7 @@ take_read(const char **skip, struct change *c, struct err *err)
 {
 	struct change_req *rq = &c->rq;
 	const struct read_memo *m = c->ctx->memo;
+	char *why = NULL;
 
 	if (m == NULL || m->id != rq->after_read ||
 	    strcmp(m->interp, rq->interp) != 0)
@@ -74,8 +77,13 @@ take_read(const char **skip, struct change *c, struct err *err)
 		*skip = "read-failed";
 	else if (install_fault_is(rq->fault, "skip-with-read"))
 		*skip = "in-sync";
-	else if (readmemo_in_sync(m, rq->data.data, rq->data.len, rq->want))
+	/* A start-up that never reported is no match, whatever is wanted. */
+	else if (m->exists && buf_equal(&m->data, rq->data.data,
+	    rq->data.len) && m->probe->failed == NULL &&
+	    !m->probe->startup_failed &&
+	    (why = change_probe_problem(m->probe, rq)) == NULL)
 		*skip = "in-sync";
+	free(why);
 	if (*skip != NULL)
 		return 0;
 	rq->path = m->path;
