@@ -139,18 +139,21 @@ change_with_read(struct engine *e, struct engine_host *eh)
 }
 
 /*
- * The change that went with the read, where the controller does not want
- * it: the agent skipped it, or its reply says what it did instead.
+ * The reply of the change that went with the read, if one did: 1 when it
+ * stands for the change (made, failed or found unneeded; eh->ar says
+ * which), 0 when none went or the agent skipped it.  Taken whether the
+ * controller wants the change or not: what the agent did is reported.
  */
-static void
-change_unwanted(struct engine *e, struct engine_host *eh,
-    struct agentlink *l)
+static int
+take_sent(struct engine *e, struct engine_host *eh, struct agentlink *l)
 {
 	if (!eh->sent)
-		return;
+		return 0;
 	eh->sent = 0;
-	if (apply_take_after_read(&eh->ar, l, eh->host, &e->ao) == 0)
-		eh->tried = 1;
+	if (apply_take_after_read(&eh->ar, l, eh->host, &e->ao) != 0)
+		return 0;
+	eh->tried = 1;
+	return 1;
 }
 
 /* The host is read on session l: decide, and change it unless asking. */
@@ -181,7 +184,7 @@ decide(struct engine *e, struct engine_host *eh, struct agentlink *l)
 		/* A launcher or a worker to restart: no file to change. */
 		if (eh->hp.outcome != ENVCTL_OUT_PENDING ||
 		    eh->hp.layer_only) {
-			change_unwanted(e, eh, l);
+			(void)take_sent(e, eh, l);
 			return;
 		}
 		apply_input_from_plan(&eh->in, &eh->hp);
@@ -192,14 +195,10 @@ decide(struct engine *e, struct engine_host *eh, struct agentlink *l)
 		eh->waits = 1;
 		return;
 	}
+	/* Skipped where the agent found nothing to do: ask now. */
+	if (!take_sent(e, eh, l))
+		apply_on(&eh->ar, l, eh->host, e->ctx->pb, &eh->in, &e->ao);
 	eh->tried = 1;
-	if (eh->sent) {
-		eh->sent = 0;
-		/* Skipped where the agent found nothing to do: ask now. */
-		if (apply_take_after_read(&eh->ar, l, eh->host, &e->ao) == 0)
-			return;
-	}
-	apply_on(&eh->ar, l, eh->host, e->ctx->pb, &eh->in, &e->ao);
 }
 
 static double
@@ -236,7 +235,6 @@ rows_read(struct engine *e, struct engine_host *lead, size_t nused,
 			decide(e, eh, l);
 		if (hp->err.code != 0)
 			err_sethost(&hp->err, eh->name);
-		hp->stats = lead->hp.stats;
 		hp->seconds = seconds;
 		if (e->p->plan != NULL && !eh->tried && !eh->waits) {
 			/* A plan's host that could not be read is not
@@ -248,7 +246,6 @@ rows_read(struct engine *e, struct engine_host *lead, size_t nused,
 			    ENVCTL_OUT_FAILED;
 			err_move(&eh->ar.err, &hp->err);
 		}
-		eh->ar.stats = hp->stats;
 	}
 }
 
@@ -313,13 +310,11 @@ read_job(void *arg, size_t i)
 	json_decref(then);
 	plan_one_file(eh, &nused);
 out:
-	if (l != NULL)
-		agentlink_stats(l, &hp->stats);
 	rows_read(e, eh, nused, l, since(&t0));
 	if (l != NULL) {
 		/* A read the controller could not use: what did the change
 		   do? */
-		change_unwanted(e, eh, l);
+		(void)take_sent(e, eh, l);
 		/* The whole session's counts, the change's included. */
 		agentlink_stats(l, &hp->stats);
 		for (k = 0; k < nused; k++)
