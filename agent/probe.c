@@ -182,8 +182,8 @@ probe_run(struct probe *p, const struct probe_args *a, struct err *err)
 	/*
 	 * A server pays off from the second run on: start one only when
 	 * more runs follow, and, asked to prestart, while this one runs
-	 * afresh (the change follows a round trip later).  It cannot serve
-	 * this run, or broke: a fresh start.
+	 * afresh (the change follows: with the read, or a round trip
+	 * later).  It cannot serve this run, or broke: a fresh start.
 	 */
 	r = ENVCTL_EUNSUPPORTED;
 	child_result_init(&res);
