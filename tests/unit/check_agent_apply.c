@@ -1484,12 +1484,13 @@ START_TEST(test_faults)
 	const char *bin = fault_bin();
 	struct site s;
 	json_t *req, *reply;
-	char *seed, *good = good_file(1), *dir;
+	char *seed, *good, *dir;
 	size_t seedlen, i;
 	int status, is_new;
 
 	if (bin == NULL)
 		return;
+	good = good_file(1);
 	seed = fixture_text("seed-broken.sitecustomize.py", &seedlen);
 	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
 		site_init(&s, seed, 1);
