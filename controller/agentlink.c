@@ -214,7 +214,9 @@ sudo_prefix(struct buf *out, const struct host *h, struct err *err)
  * connection.  The architecture comes from the kernel.arch sysctl (Linux
  * 6.1+; read is a builtin), else from uname -m.  The subshell's umask
  * 077 makes the directories and the temp private without changing the
- * umask the agent runs with.
+ * umask the agent runs with.  mkdir and rm run only where there is
+ * something for them to do (no directory yet, a stale temp): each is a
+ * process start on every cold host otherwise.
  */
 static int
 bootstrap_cmd(struct agentlink *l, int fresh, struct err *err)
@@ -261,8 +263,9 @@ bootstrap_cmd(struct agentlink *l, int fresh, struct err *err)
 	    "g=; while IFS= read -r l; do [ \"$l\" = " GO_MARKER "%s ] && "
 	    "{ g=1; break; }; done; [ -n \"$g\" ] || exit %d; "
 	    "t=\"$d/.envctl-agent-%s.tmp-$(printf %%012x $$)\"; "
-	    "(umask 077; mkdir -p \"$d\" && rm -f \"$t\" && set -C && "
-	    "head -c %zu >\"$t\") || f write; "
+	    "(umask 077; { [ -d \"$d\" ] || mkdir -p \"$d\"; } && "
+	    "{ [ ! -e \"$t\" ] && [ ! -h \"$t\" ] || rm -f \"$t\"; } && "
+	    "set -C && head -c %zu >\"$t\") || f write; "
 	    "[ \"$(sha256sum <\"$t\")\" = \"%s  -\" ] || f digest; "
 	    "chmod %s \"$t\" && mv -f \"$t\" \"$a\" || f write; "
 	    "%secho " INSTALLED_LINE " >&2; [ -x \"$a\" ] && %s; exit %d'",
