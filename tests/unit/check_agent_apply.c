@@ -2640,6 +2640,16 @@ read_then_apply(const struct site *s, const char *text)
 	return ask_session(reqs, 2);
 }
 
+/* The apply after the read (the second of replies) was skipped, for why. */
+static void
+assert_skipped(const json_t *replies, const char *why)
+{
+	const json_t *reply = json_array_get(replies, 1);
+
+	assert_ok(reply);
+	ck_assert_str_eq(jstr(reply, "skipped"), why);
+}
+
 /* What a host's file looks like, to see that nothing touched it. */
 static void
 assert_same_file(const char *path, const struct stat *st0)
@@ -2707,10 +2717,9 @@ START_TEST(test_after_read_in_sync)
 	ck_assert_int_eq(stat(s.real, &st0), 0);
 	replies = read_then_apply(&s, good);
 	assert_ok(json_array_get(replies, 0));
+	assert_skipped(replies, "in-sync");
 	reply = json_array_get(replies, 1);
-	assert_ok(reply);
 	ck_assert(!jbool(reply, "changed"));
-	ck_assert_str_eq(jstr(reply, "skipped"), "in-sync");
 	ck_assert_ptr_null(json_object_get(reply, "verify"));
 	json_decref(replies);
 	assert_same_file(s.real, &st0);
@@ -2769,9 +2778,7 @@ START_TEST(test_after_read_read_failed)
 	reply = json_array_get(replies, 0);
 	assert_ok(reply);
 	ck_assert(!jbool(json_array_get(jget(reply, "checks"), 0), "ok"));
-	reply = json_array_get(replies, 1);
-	assert_ok(reply);
-	ck_assert_str_eq(jstr(reply, "skipped"), "read-failed");
+	assert_skipped(replies, "read-failed");
 	json_decref(replies);
 
 	/* Neither names the interpreter: both mean the default one. */
@@ -2781,9 +2788,7 @@ START_TEST(test_after_read_read_failed)
 	json_object_del(reqs[0], "interpreter");
 	json_object_del(reqs[1], "interpreter");
 	replies = ask_session(reqs, 2);
-	reply = json_array_get(replies, 1);
-	assert_ok(reply);
-	ck_assert_str_eq(jstr(reply, "skipped"), "read-failed");
+	assert_skipped(replies, "read-failed");
 	json_decref(replies);
 
 	/* The read itself fails: the interpreter is not there. */
@@ -2793,9 +2798,7 @@ START_TEST(test_after_read_read_failed)
 	json_object_set_new(reqs[1], "interpreter", json_string(missing));
 	replies = ask_session(reqs, 2);
 	ck_assert(!jbool(json_array_get(replies, 0), "ok"));
-	reply = json_array_get(replies, 1);
-	assert_ok(reply);
-	ck_assert_str_eq(jstr(reply, "skipped"), "read-failed");
+	assert_skipped(replies, "read-failed");
 	json_decref(replies);
 	assert_same_file(s.real, &st0);
 	assert_absent(s.lockdir);
